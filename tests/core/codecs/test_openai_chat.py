@@ -207,7 +207,7 @@ def request_body(draw: st.DrawFn) -> dict[str, Any]:
     return body
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(request_body())
 def test_property_chat_request_round_trip(body: dict[str, Any]) -> None:
     assert canonical_json(roundtrip(body)) == canonical_json(body)
