@@ -24,7 +24,7 @@ import asyncio
 import copy
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from replaykit.core.canonical import dumps_compact
@@ -79,7 +79,7 @@ class EngineOptions:
     record: bool = True
     max_attempts: int | None = None
     iteration_budget: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    retry_base_delay: float | None = None
 
     @classmethod
     def read(cls, options: Any) -> EngineOptions:
@@ -95,7 +95,7 @@ class EngineOptions:
             allow_destructive=bool(get("allow_destructive", False)), stale_timeout=get("stale_timeout", None),
             tools_module=get("tools_module", None), store=get("store", None),
             record=bool(get("record", True)), max_attempts=get("max_attempts", None),
-            iteration_budget=get("iteration_budget", None),
+            iteration_budget=get("iteration_budget", None), retry_base_delay=get("retry_base_delay", None),
         )
 
 
@@ -134,10 +134,6 @@ class EngineResult:
         }
 
 
-class _FinalFailure(Exception):
-    """A live call failed for good; carries the one-line reason."""
-
-
 # ------------------------------------------------------------------------------------------ session
 
 
@@ -163,6 +159,20 @@ class Session:
         self._residue: dict[int, Residue] = {}
         self._last_llm_event: str | None = None
         self._call_llm: dict[str, str] = {}  # live tool call id -> llm_call event id
+        if live_model is not None and hasattr(live_model, "on_attempt"):
+            live_model.on_attempt = self._on_attempt
+            live_model.on_error = self._on_error
+
+    def _on_attempt(self) -> None:
+        self.counters.provider_calls += 1
+
+    def _on_error(self, failure: Any, attempt: int, wait: float) -> None:
+        if failure.retryable and wait:
+            self.counters.retries += 1
+        if self.recorder is not None:
+            self.recorder.error(failure.reason, where="llm", status_code=failure.status_code,
+                                retryable=failure.retryable, attempt=attempt, provenance=Provenance.LIVE,
+                                error_type="provider")
 
     # -------------------------------------------------------------------------------- the cursor
 
@@ -256,12 +266,7 @@ class Session:
     async def _live_request(self, messages: list[Any], settings: Any, params: Any, wrapped: Any) -> Any:
         started = time.monotonic()
         t = self.recorder.now() if self.recorder is not None else 0.0
-        try:
-            response = await wrapped.request(messages, settings, params)
-        except _FinalFailure:
-            raise
-        except ReplaykitError:
-            raise
+        response = await wrapped.request(messages, settings, params)
         self.counters.llm_live += 1
         if self.recorder is not None:
             ir_messages = from_pydantic_ai(messages, self._residue)
@@ -456,9 +461,7 @@ def play_run(run: Run, options: Any) -> EngineResult:
     agent = make_agent(plan, session, live_model)
     status, error, output, history = "completed", None, None, []
     try:
-        output, history = asyncio.run(drive(plan, session, agent))
-    except _FinalFailure as exc:
-        status, error = "failed", str(exc)
+        output, history = asyncio.run(_drive_and_close(plan, session, agent, live_model))
     except ReplaykitError as exc:
         status, error = "failed", str(exc)
     if recorder is not None:
@@ -473,6 +476,15 @@ def play_run(run: Run, options: Any) -> EngineResult:
         raise ProviderError(f"{error}{saved}")
     del writer_path
     return result
+
+
+async def _drive_and_close(plan: Plan, session: Session, agent: Any, live_model: Any | None) -> Any:
+    try:
+        return await drive(plan, session, agent)
+    finally:
+        client = getattr(live_model, "openai_client", None)
+        if client is not None:  # close inside the loop that opened its connections
+            await client.close()
 
 
 def _new_recorder(run: Run, opts: EngineOptions) -> tuple[Recorder | None, Any]:
@@ -538,4 +550,6 @@ def build_live_model(plan: Plan, opts: EngineOptions) -> Any:
         model = openai_models.OpenAIResponsesModel(opts.model, provider=provider)
     else:
         model = openai_models.OpenAIChatModel(opts.model, provider=provider)
-    return ResilientModel(model, policy)
+    resilient = ResilientModel(model, policy)
+    resilient.openai_client = client
+    return resilient
