@@ -381,21 +381,22 @@ def _cursor_model_class() -> type:
     return CursorModel
 
 
-def _offline_model() -> Any:
+def _offline_model(name: str) -> Any:
     """The wrapped model when there is no live endpoint: never reached (the cursor answers itself)."""
     from pydantic_ai.models.function import FunctionModel
 
     def refuse(messages: Any, info: Any) -> Any:
         raise AssertionError("replaykit: offline replay must not reach a model")
 
-    return FunctionModel(refuse, model_name="replaykit-record")
+    return FunctionModel(refuse, model_name=name)
 
 
 def make_agent(plan: Plan, session: Session, live_model: Any | None) -> Any:
     compat.require()
     from pydantic_ai import Agent
 
-    model = _cursor_model_class()(live_model if live_model is not None else _offline_model(), session)
+    wrapped = live_model if live_model is not None else _offline_model(plan.run.model or "recorded")
+    model = _cursor_model_class()(wrapped, session)
     return Agent(model, output_type=str, tools=build_tools(plan.tools, session), retries=3)
 
 
