@@ -54,7 +54,7 @@ class CollectingCtx:
 
 def _response(step: int, tool: bool) -> SimpleNamespace:
     calls = [SimpleNamespace(id=f"call_{step}", type="function",
-                             function=SimpleNamespace(name="tool_1", arguments='{"x": "value %d"}' % step))] if tool else None
+                             function=SimpleNamespace(name="tool_1", arguments=json.dumps({"x": f"value {step}"})))] if tool else None
     msg = SimpleNamespace(role="assistant", content="" if tool else "final", tool_calls=calls, reasoning_content=None)
     return SimpleNamespace(id=f"stream-{step}", model="m", choices=[SimpleNamespace(index=0, message=msg,
                            finish_reason="tool_calls" if tool else "stop")],
@@ -115,7 +115,7 @@ def session(steps: int, ctx: CollectingCtx | None) -> tuple[float, int, int]:
         ids = {"session_id": sid, "task_id": "task", "turn_id": turn, "api_request_id": rid, "tool_call_id": call.id}
         run_mw("tool_request", args, lambda: None, tool_name="tool_1", original_args=args, **ids)
         hook("pre_tool_call", tool_name="tool_1", args=args, **ids)
-        result_text = run_mw("tool_execution", args, lambda i=i: '{"ok": true, "n": %d}' % i, tool_name="tool_1",
+        result_text = run_mw("tool_execution", args, lambda i=i: json.dumps({"ok": True, "n": i}), tool_name="tool_1",
                              original_args=args, **ids)
         hook("post_tool_call", tool_name="tool_1", args=args, result=result_text, duration_ms=0, status="ok",
              error_type=None, error_message=None, **ids)
