@@ -19,7 +19,6 @@ from replaykit.adapters.hermes.command import handle_command
 from replaykit.adapters.hermes.install import install_plugin
 from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution, resolve_store_root
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
-from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 
