@@ -70,7 +70,7 @@ def test_wire_round_trip_for_all_three_apis():
                                                             "is_error": False}]}],
                  "tools": [{"name": "f", "input_schema": {"type": "object"}}], "max_tokens": 100}
     for api, body in (("openai-chat", chat), ("openai-responses", responses), ("anthropic-messages", anthropic)):
-        model, tools, params, sdk = wire.split_request(api, {**body, "timeout": 30.0, "extra_body": {"top_k": 3}})
+        model, _tools, params, sdk = wire.split_request(api, {**body, "timeout": 30.0, "extra_body": {"top_k": 3}})
         assert sdk == {"timeout": 30.0, "extra_body": {"top_k": 3}} and params.pop("top_k") == 3
         decoded = codecs.decode_request(api, {k: v for k, v in body.items() if k not in params and k != "model"})
         rebuilt = codecs.encode_request(api, decoded.messages, decoded.tools, {**params, "model": model}).body
