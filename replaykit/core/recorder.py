@@ -9,6 +9,7 @@ Thread-safe: adapters call it from worker threads (parallel tools, subagents).
 
 from __future__ import annotations
 
+import json
 import secrets
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 from replaykit.core.canonical import tools_hash
 from replaykit.core.ir import (
+    EVENT_ADAPTER,
     Correlation,
     DesyncEvent,
     ErrorEvent,
@@ -95,6 +97,42 @@ class Recorder:
             if self.keep_events:
                 self.events.append(event)
         return event
+
+    def emit_dict(self, body: dict[str, Any]) -> str:
+        """Hot path for adapters: write an event given as a plain dict, without building a pydantic model.
+
+        ``body`` is the event without ``seq`` and ``id`` (added here), already in its JSON shape: exactly
+        what ``model_dump(mode="json", exclude_none=True)`` gives, key order included (see
+        ``replaykit.adapters.hermes.fastpath``). It is written as one line with ``json.dumps`` (one
+        ``os.write``, like ``emit``); the store validates it when the run is read. What ``json`` cannot
+        write the way pydantic does (values that are not JSON, NaN, lone surrogates) goes through
+        validation and pydantic instead, so such events are written, or rejected, exactly as the slow path
+        would. Kept events (``keep_events``) are validated. Requests written this way bypass this class's
+        delta encoder (``_last_request_id``): callers encode their own deltas. Returns the event id.
+        """
+        if not body:
+            raise ValueError("emit_dict needs the event's fields")
+        try:
+            text: str | None = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text.encode("utf-8")  # type: ignore[union-attr]  # strict: pydantic refuses lone surrogates
+        except (TypeError, ValueError):
+            text = None
+        with self._lock:
+            seq = self._seq
+            event_id = _new_event_id(seq)
+            event = None
+            if text is None or self.keep_events:
+                event = EVENT_ADAPTER.validate_python({"seq": seq, "id": event_id, **body})
+            if text is None:
+                self._take_seq()
+                self.emit(event)  # type: ignore[arg-type]
+                return event_id
+            if self.writer is not None:
+                self.writer.append_raw(f'{{"seq":{seq},"id":"{event_id}",{text[1:]}')
+            self._take_seq()
+            if event is not None:
+                self.events.append(event)
+        return event_id
 
     def next_ids(self) -> tuple[int, str]:
         with self._lock:

@@ -24,14 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from replaykit import __version__ as replaykit_version
-from replaykit.adapters.hermes import wire
+from replaykit.adapters.hermes import fastpath, wire
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
 from replaykit.core.ir import (
     Correlation,
+    ErrorEvent,
     Lineage,
-    LLMResponse,
     Message,
-    MessageDelta,
     RunHeader,
     Source,
     TextPart,
@@ -64,25 +63,11 @@ def safe_base_url(url: Any) -> str | None:
 
 class _HermesRecorder(Recorder):
     """Recorder tuned for the hot path: tool-set declaration is O(1) when Hermes passes the same tool
-    list again, and the message delta reuses the prefix length the adapter already computed (the
-    adapter passes the very same ``Message`` objects for the unchanged prefix)."""
+    list again. LLM calls, errors with a request and tool calls are written by ``HermesCapture`` itself
+    as plain dicts (``Recorder.emit_dict``), with the message delta computed on the raw wire messages."""
 
     _tools_obj: Sequence[ToolSpec] | None = None
     _tools_digest: str | None = None
-    keep_hint: tuple[int, int] | None = None  # (len of the messages list, common prefix length)
-
-    def _delta(self, messages: Sequence[Message]) -> MessageDelta:
-        hint, self.keep_hint = self.keep_hint, None
-        if hint is None or hint[0] != len(messages) or self._last_request_id is None:
-            return super()._delta(messages)
-        keep = min(hint[1], len(self._last_messages))
-        # Prefixes are shared objects (each request's list is built from the previous one's prefix), so
-        # the same object at keep-1 in both lists means the same prefix; otherwise recompute.
-        if keep and self._last_messages[keep - 1] is not messages[keep - 1]:
-            return super()._delta(messages)
-        if keep == 0:
-            return MessageDelta(base=None, keep=0, append=list(messages))
-        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
 
     def declare_tools(self, tools: Sequence[ToolSpec] | None) -> str | None:
         if tools is not None and tools is self._tools_obj:
@@ -100,8 +85,12 @@ class SessionRun:
     recorder: _HermesRecorder
     lock: threading.RLock = field(default_factory=threading.RLock)
     api: str | None = None
+    # The last request written: its raw conversation elements, the number of IR messages the first i of
+    # them decode to (cum[i]), its event id, and a counter of requests written (see _delta).
     raw_prev: list[Any] = field(default_factory=list)
-    ir_prev: list[list[Message]] = field(default_factory=list)
+    cum: list[int] = field(default_factory=lambda: [0])
+    last_request_id: str | None = None
+    requests_written: int = 0
     raw_tools: Any = None
     ir_tools: list[ToolSpec] | None = None
     attempts: dict[str, int] = field(default_factory=dict)
@@ -232,23 +221,67 @@ class HermesCapture:
                            turn_id=kw.get("turn_id") or None, api_request_id=kw.get("api_request_id") or None,
                            tool_call_id=tool_call_id)
 
-    def _messages(self, state: SessionRun, api: str, request: Mapping[str, Any]) -> list[Message]:
-        raw = _elements(api, request)
-        prev_raw, prev_ir = state.raw_prev, state.ir_prev
-        n = len(prev_raw) if state.api == api else 0
-        if n and len(raw) >= n and raw[:n] == prev_raw:
-            keep = n  # the common case (the conversation grew): one C-level list comparison
+    @staticmethod
+    def _prefix(state: SessionRun, api: str, raw: list[Any]) -> dict[str, Any]:
+        """Compare a request's raw conversation with the last request's and decode only the new tail.
+
+        Hermes rebuilds the messages list (shallow copies) for every call, so this is one C-level list
+        comparison of small dicts whose values are the very same objects (identity short-cuts it); no IR
+        message of the unchanged prefix is decoded, compared or copied again."""
+        prev = state.raw_prev
+        n = len(prev) if state.api == api and state.last_request_id is not None else 0
+        if n and len(raw) >= n and (raw == prev if len(raw) == n else raw[:n] == prev):
+            keep = n  # the common case: the conversation grew
         else:
-            keep = 0
+            keep = 0  # history was rewritten (compression, a retry that changed a message): find where
             limit = min(len(raw), n)
-            while keep < limit and raw[keep] == prev_raw[keep]:
+            while keep < limit and raw[keep] == prev[keep]:
                 keep += 1
-        # ir_prev holds one list of messages per raw element (an element may decode to 0..n messages).
-        groups = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
-        state.raw_prev, state.ir_prev, state.api = raw, groups, api
-        messages = [m for group in groups for m in group]
-        state.recorder.keep_hint = (len(messages), sum(len(g) for g in groups[:keep]))
-        return messages
+        tail = [_decode(api, element) for element in raw[keep:]]
+        return {"raw": raw, "keep": keep, "tail": tail, "api": api, "written": state.requests_written}
+
+    def _delta(self, state: SessionRun, pre: dict[str, Any]) -> tuple[str | None, int, list[dict[str, Any]]]:
+        """(base event id, messages kept, appended messages) of a prepared request (under ``state.lock``)."""
+        if pre["written"] != state.requests_written:  # another request was written since: compare again
+            pre.update(self._prefix(state, pre["api"], pre["raw"]))
+        keep_ir = state.cum[pre["keep"]] if pre["keep"] else 0
+        append = [m for group in pre["tail"] for m in group]
+        return (state.last_request_id if keep_ir else None), keep_ir, append
+
+    @staticmethod
+    def _commit(state: SessionRun, pre: dict[str, Any], event_id: str) -> None:
+        """The request of ``pre`` was written as ``event_id``: later requests are deltas against it."""
+        cum = state.cum
+        del cum[pre["keep"] + 1:]
+        total = cum[-1]
+        for group in pre["tail"]:
+            total += len(group)
+            cum.append(total)
+        state.raw_prev, state.api, state.last_request_id = pre["raw"], pre["api"], event_id
+        state.requests_written += 1
+
+    def _write_request(self, state: SessionRun, cap: dict[str, Any], kind: str, t: float, duration: float | None,
+                       corr: dict[str, Any], fields: dict[str, Any]) -> str:
+        """Write an llm_call or error event carrying ``cap``'s request (under ``state.lock``)."""
+        recorder = state.recorder
+        tools_ref = recorder.declare_tools(cap["tools"])
+        base, keep, append = self._delta(state, cap["pre"])
+        sdk = cap["sdk"]
+        req = fastpath.request(cap["api"], cap["model"], base, keep, append, tools_ref, cap["params"],
+                               {"sdk_kwargs": sdk} if sdk else None)
+        body = fastpath.envelope(kind, t, duration, corr, fields.pop("provider_details", None))
+        if kind == "llm_call":
+            body["request"] = req
+            body.update(fields)
+        else:
+            body.update(fields)
+            body["request"] = req
+            # Errors are rare: let pydantic normalise them (types Hermes may pass loosely, e.g. status codes).
+            event = ErrorEvent.model_validate({"seq": 0, "id": "e", **body})
+            body = event.model_dump(mode="json", exclude_none=True, exclude={"seq", "id"})
+        event_id = recorder.emit_dict(body)
+        self._commit(state, cap["pre"], event_id)
+        return event_id
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:
         if not isinstance(raw_tools, list) or not raw_tools:
@@ -282,13 +315,13 @@ class HermesCapture:
         with state.lock:
             self._flush(state)
             model, raw_tools, params, sdk = wire.split_request(api, request)
-            messages = self._messages(state, api, request)
+            pre = self._prefix(state, api, _elements(api, request))
             tools = self._tools(state, api, raw_tools)
             if isinstance(raw_tools, list) and not raw_tools:
                 params["tools"] = []
             if not state.meta_done:
                 self._session_meta(state, kw, tools)
-        return {"state": state, "api": api, "model": model, "messages": messages, "tools": tools,
+        return {"state": state, "api": api, "model": model, "pre": pre, "tools": tools,
                 "params": params, "sdk": sdk, "t": state.recorder.now(), "t0": time.perf_counter(), "kw": kw}
 
     def llm_after(self, cap: dict[str, Any], result: Any) -> None:
@@ -299,21 +332,20 @@ class HermesCapture:
             params = {**params, "stream": True}
             if api == "openai-chat":
                 params.setdefault("stream_options", {"include_usage": True})
-        response: LLMResponse = response_to_ir(api, result)
+        response = fastpath.chat_response(result) if api == "openai-chat" and _is_chat(result) else \
+            response_to_ir(api, result).model_dump(mode="json", exclude_none=True)
         kw = cap["kw"]
         rid = kw.get("api_request_id") or ""
+        cap["params"] = params
         with state.lock:
             attempt = state.attempts.get(rid, 0) + 1
             state.attempts[rid] = attempt
-            event = state.recorder.llm_call(
-                cap["messages"], response, api=api, model=cap["model"], tools=cap["tools"], params=params,
-                t=cap["t"], duration=round(time.perf_counter() - cap["t0"], 6), attempt=attempt,
-                corr=self._corr(kw), request_details={"sdk_kwargs": cap["sdk"]} if cap["sdk"] else None,
-            )
-            state.step_of[event.id] = state.steps
+            event_id = self._write_request(state, cap, "llm_call", cap["t"], round(time.perf_counter() - cap["t0"], 6),
+                                           fastpath.corr(kw), {"response": response, "attempt": attempt})
+            state.step_of[event_id] = state.steps
             state.steps += 1
-            for call in response.message.tool_calls:
-                state.call_origin[call.id] = event.id
+            for call_id in fastpath.tool_call_ids(response):
+                state.call_origin[call_id] = event_id
 
     def llm_failed(self, cap: dict[str, Any], exc: BaseException) -> None:
         """Stash the failed attempt; ``api_request_error`` completes it (or the next flush does)."""
@@ -348,12 +380,13 @@ class HermesCapture:
                                      retryable=kw.get("retryable"), attempt=attempt, corr=self._corr(kw),
                                      provider_details=details or None)
             return
-        state.recorder.llm_error(
-            cap["messages"], message=message, error_type=error.get("type") or cap.get("exc_type"),
-            status_code=status if status is not None else cap.get("status_code"), retryable=kw.get("retryable"),
-            attempt=attempt, api=cap["api"], model=cap["model"], tools=cap["tools"], params=cap["params"],
-            t=cap["t"], duration=cap.get("duration"), corr=self._corr(cap["kw"]), provider_details=details or None,
-        )
+        fields: dict[str, Any] = {"where": "llm", "error_type": error.get("type") or cap.get("exc_type"),
+                                  "message": message,
+                                  "status_code": status if status is not None else cap.get("status_code"),
+                                  "retryable": kw.get("retryable"), "attempt": attempt,
+                                  "provider_details": details or None}
+        self._write_request(state, cap, "error", cap["t"], cap.get("duration"), fastpath.corr(cap["kw"]),
+                            {k: v for k, v in fields.items() if v is not None or k == "provider_details"})
 
     # ------------------------------------------------------------------ tools
 
@@ -424,12 +457,25 @@ class HermesCapture:
         if pending is None:
             details["reconstructed_from"] = "post_tool_call"
         kw = pending["kw"] if pending else hook
-        state.recorder.tool_call(
-            call_id, name, _jsonable(args), result=text, status=status if status in ("ok", "error", "blocked") else "error",
-            error=error, llm_call_id=state.call_origin.get(call_id), t=pending["t"] if pending else None,
-            duration=duration, corr=self._corr(kw, call_id), provider_details=details or None,
-            result_blocks=blocks,
-        )
+        t = pending["t"] if pending else None
+        body = fastpath.envelope("tool_call", state.recorder.now() if t is None else t, duration,
+                                 fastpath.corr(kw, call_id), details or None)
+        body["call_id"] = call_id
+        body["name"] = name
+        arguments = _jsonable(args)
+        if arguments is not None:
+            body["arguments"] = arguments
+        if text is not None:
+            body["result"] = text
+        if blocks is not None:
+            body["result_blocks"] = [b.model_dump(mode="json", exclude_none=True) for b in blocks]
+        body["status"] = status if status in ("ok", "error", "blocked") else "error"
+        if error is not None:
+            body["error"] = error if isinstance(error, str) else str(error)
+        origin = state.call_origin.get(call_id)
+        if origin is not None:
+            body["llm_call_id"] = origin
+        state.recorder.emit_dict(body)
         state.steps += 1
         if name == "skill_view" and isinstance(args, Mapping) and args.get("name"):
             skill = str(args["name"])
@@ -619,3 +665,18 @@ def _toolsets_of(names: list[str]) -> list[str] | None:
         if toolset and toolset not in found:
             found.append(str(toolset))
     return found
+
+
+def _decode(api: str, element: Any) -> list[dict[str, Any]]:
+    """One raw conversation element -> its IR messages as JSON dicts (fast path for Chat, else codecs)."""
+    if api == "openai-chat":
+        fast = fastpath.chat_message(element)
+        if fast is not None:
+            return [fast]
+    return [m.model_dump(mode="json", exclude_none=True) for m in _convert(api, element)]
+
+
+def _is_chat(result: Any) -> bool:
+    """Whether a Chat-mode result really is a chat completion (not an unexpected Responses-like object)."""
+    get = result.get if isinstance(result, dict) else (lambda name: getattr(result, name, None))
+    return get("output") is None or get("choices") is not None

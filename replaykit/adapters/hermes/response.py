@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from replaykit.adapters.hermes.fastpath import chat_response
 from replaykit.core.ir import (
     LLMResponse,
     Message,
@@ -62,36 +63,8 @@ def _parse(raw: Any) -> Any:
 
 
 def _chat(result: Any) -> LLMResponse:
-    choices = _get(result, "choices") or []
-    choice = choices[0] if choices else None
-    msg = _get(choice, "message")
-    parts: list[Part] = []
-    for key in ("reasoning_content", "reasoning"):
-        value = _get(msg, key)
-        if isinstance(value, str) and value:
-            parts.append(ReasoningPart(text=value, provider_details={"key": key}))
-            break
-    content = _get(msg, "content")
-    if isinstance(content, str) and content:
-        parts.append(TextPart(text=content))
-    for call in _get(msg, "tool_calls") or []:
-        fn = _get(call, "function")
-        raw = _get(fn, "arguments")
-        parts.append(ToolCallPart(id=str(_get(call, "id") or ""), name=str(_get(fn, "name") or ""),
-                                  arguments=_parse(raw), raw_arguments=raw if isinstance(raw, str) else None))
-    usage = _get(result, "usage")
-    details = _get(usage, "prompt_tokens_details")
-    out_details = _get(usage, "completion_tokens_details")
-    return LLMResponse(
-        message=Message(role="assistant", parts=parts),
-        finish_reason=_get(choice, "finish_reason"),
-        usage=None if usage is None else Usage(
-            input_tokens=_int(_get(usage, "prompt_tokens")), output_tokens=_int(_get(usage, "completion_tokens")),
-            total_tokens=_int(_get(usage, "total_tokens")), cache_read_tokens=_int(_get(details, "cached_tokens")),
-            reasoning_tokens=_int(_get(out_details, "reasoning_tokens"))),
-        model=_get(result, "model"),
-        response_id=_get(result, "id"),
-    )
+    # One implementation for both paths: the recorder's hot path writes this dict as it is.
+    return LLMResponse.model_validate(chat_response(result))
 
 
 def _responses(result: Any) -> LLMResponse:
