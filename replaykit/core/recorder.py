@@ -9,6 +9,8 @@ Thread-safe: adapters call it from worker threads (parallel tools, subagents).
 
 from __future__ import annotations
 
+import os
+import random
 import secrets
 import threading
 import time
@@ -45,9 +47,16 @@ from replaykit.core.ir import (
 )
 from replaykit.core.store import RunWriter
 
+# Event ids only need to differ between runs that share a prefix (branches keep their parent's ids), not
+# to be secret: a PRNG seeded from the OS (reseeded in forked children) instead of a getrandom syscall
+# per event, which showed up on the recorder's hot path.
+_rng = random.Random(secrets.randbits(64))  # noqa: S311  # not a secret (see above)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _rng.seed(secrets.randbits(64)))
+
 
 def _new_event_id(seq: int) -> str:
-    return f"e{seq}-{secrets.token_hex(3)}"
+    return f"e{seq}-{_rng.getrandbits(24):06x}"
 
 
 class Recorder:

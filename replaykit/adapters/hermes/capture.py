@@ -85,7 +85,7 @@ class SessionRun:
     recorder: _HermesRecorder
     lock: threading.RLock = field(default_factory=threading.RLock)
     api: str | None = None
-    # The last request written: its raw conversation elements, the number of IR messages the first i of
+    # The last request written: its raw conversation elements (see _commit), the number of IR messages the first i of
     # them decode to (cum[i]), its event id, and a counter of requests written (see _delta).
     raw_prev: list[Any] = field(default_factory=list)
     cum: list[int] = field(default_factory=lambda: [0])
@@ -116,7 +116,7 @@ def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
     """The conversation of a request as a list of comparable raw elements (for delta conversion)."""
     if api == "openai-chat":
         msgs = body.get("messages")
-        return list(msgs) if isinstance(msgs, list) else []
+        return msgs if isinstance(msgs, list) else []  # Hermes's own list: only read, never kept
     out: list[Any] = []
     head = "instructions" if api == "openai-responses" else "system"
     if head in body:
@@ -237,8 +237,10 @@ class HermesCapture:
             limit = min(len(raw), n)
             while keep < limit and raw[keep] == prev[keep]:
                 keep += 1
-        tail = [_decode(api, element) for element in raw[keep:]]
-        return {"raw": raw, "keep": keep, "tail": tail, "api": api, "written": state.requests_written}
+        tail_raw = raw[keep:]
+        tail = [_decode(api, element) for element in tail_raw]
+        return {"raw": raw, "keep": keep, "tail_raw": tail_raw, "tail": tail, "api": api,
+                "written": state.requests_written}
 
     def _delta(self, state: SessionRun, pre: dict[str, Any]) -> tuple[str | None, int, list[dict[str, Any]]]:
         """(base event id, messages kept, appended messages) of a prepared request (under ``state.lock``)."""
@@ -257,7 +259,12 @@ class HermesCapture:
         for group in pre["tail"]:
             total += len(group)
             cum.append(total)
-        state.raw_prev, state.api, state.last_request_id = pre["raw"], pre["api"], event_id
+        # raw_prev keeps the elements first seen for each position (equal to this request's by the prefix
+        # comparison), so the previous request's copies are not kept alive.
+        prev = state.raw_prev
+        del prev[pre["keep"]:]
+        prev.extend(pre["tail_raw"])
+        state.api, state.last_request_id = pre["api"], event_id
         state.requests_written += 1
 
     def _write_request(self, state: SessionRun, cap: dict[str, Any], kind: str, t: float, duration: float | None,

@@ -23,11 +23,22 @@ _REASONING_KEYS = ("reasoning_content", "reasoning")
 _ToolCallKeys = frozenset(("id", "type", "function"))
 
 
+# The arguments string of a tool call comes back, as the same object, in the next request's assistant
+# message: parse it once. One entry, replaced atomically (threads only ever see a consistent pair).
+_last_args: tuple[str | None, Any] = (None, None)
+
+
 def _args(raw: str) -> Any:
+    global _last_args
+    cached = _last_args
+    if cached[0] is raw:
+        return cached[1]
     try:
-        return json.loads(raw)
+        parsed = json.loads(raw)
     except ValueError:
-        return None
+        parsed = None
+    _last_args = (raw, parsed)
+    return parsed
 
 
 def _tool_call(call: Any) -> dict[str, Any] | None:
@@ -119,18 +130,6 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-_USAGE_ORDER = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
-                "total_tokens")
-
-
 def chat_response(result: Any) -> dict[str, Any]:
     """A chat completion (SDK object or a namespace rebuilt from a stream) -> ``LLMResponse`` JSON dict.
     This is the single implementation: ``response.response_to_ir`` validates this dict for its model."""
@@ -160,25 +159,33 @@ def chat_response(result: Any) -> dict[str, Any]:
             part["arguments"] = raw
         parts.append(part)
     out: dict[str, Any] = {"message": {"role": "assistant", "parts": parts}}
-    finish = _str(_get(choice, "finish_reason"))
-    if finish is not None:
+    finish = _get(choice, "finish_reason")
+    if type(finish) is str:
         out["finish_reason"] = finish
     usage = _get(result, "usage")
     if usage is not None:
+        counts: dict[str, Any] = {}  # Usage's field order
+        _count(counts, "input_tokens", _get(usage, "prompt_tokens"))
+        _count(counts, "output_tokens", _get(usage, "completion_tokens"))
         details = _get(usage, "prompt_tokens_details")
-        out_details = _get(usage, "completion_tokens_details")
-        values = {"input_tokens": _int(_get(usage, "prompt_tokens")),
-                  "output_tokens": _int(_get(usage, "completion_tokens")),
-                  "cache_read_tokens": _int(_get(details, "cached_tokens")),
-                  "reasoning_tokens": _int(_get(out_details, "reasoning_tokens")),
-                  "total_tokens": _int(_get(usage, "total_tokens"))}
-        out["usage"] = {k: values[k] for k in _USAGE_ORDER if values.get(k) is not None}
-    model, response_id = _str(_get(result, "model")), _str(_get(result, "id"))
-    if model is not None:
+        if details is not None:
+            _count(counts, "cache_read_tokens", _get(details, "cached_tokens"))
+        details = _get(usage, "completion_tokens_details")
+        if details is not None:
+            _count(counts, "reasoning_tokens", _get(details, "reasoning_tokens"))
+        _count(counts, "total_tokens", _get(usage, "total_tokens"))
+        out["usage"] = counts
+    model, response_id = _get(result, "model"), _get(result, "id")
+    if type(model) is str:
         out["model"] = model
-    if response_id is not None:
+    if type(response_id) is str:
         out["response_id"] = response_id
     return out
+
+
+def _count(counts: dict[str, Any], key: str, value: Any) -> None:
+    if type(value) is int:
+        counts[key] = value
 
 
 def tool_call_ids(response: Mapping[str, Any]) -> list[str]:
