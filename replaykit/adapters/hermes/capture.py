@@ -26,6 +26,7 @@ from typing import Any
 from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath, wire
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
+from replaykit.adapters.hermes.syncer import BackgroundSyncer
 from replaykit.core.ir import (
     Correlation,
     ErrorEvent,
@@ -166,6 +167,7 @@ class HermesCapture:
         self._lock = threading.Lock()
         self._active_tools: set[tuple[str, str]] = set()
         self._local = threading.local()
+        self.syncer = BackgroundSyncer()
         atexit.register(self.close_all)
 
     # ------------------------------------------------------------------ sessions
@@ -523,7 +525,10 @@ class HermesCapture:
         with state.lock:
             self._flush(state)
             status = "interrupted" if kw.get("interrupted") else ("completed" if kw.get("completed", True) else "failed")
-            state.recorder.turn_end(state.final_answer, status=status, reason=kw.get("reason"), corr=self._corr(kw))
+            state.recorder.turn_end(state.final_answer, status=status, reason=kw.get("reason"), corr=self._corr(kw),
+                                    sync=False)
+        # The turn-end fsync, without making Hermes wait for the disk (see syncer.py).
+        self.syncer.request(state.recorder.writer.path)  # type: ignore[union-attr]
 
     def session_close(self, kw: Mapping[str, Any], status: str = "completed") -> None:
         session_id = kw.get("old_session_id") or kw.get("session_id")
@@ -590,7 +595,7 @@ class HermesCapture:
                     summary=kw.get("child_summary"),
                     duration=kw["duration_ms"] / 1000.0 if isinstance(kw.get("duration_ms"), (int, float)) else None,
                     corr=Correlation(session_id=parent_sid, turn_id=kw.get("parent_turn_id")))
-                parent.recorder.sync()
+                self.syncer.request(parent.recorder.writer.path)  # type: ignore[union-attr]
         if child_sid:
             status = str(kw.get("child_status") or "completed")
             self.session_close({"session_id": child_sid, "reason": "subagent_stop"},

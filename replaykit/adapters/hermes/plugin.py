@@ -146,11 +146,18 @@ def register(ctx: Any) -> None:
     global _capture
     if os.environ.get("REPLAYKIT_DISABLE") == "1":
         return
+    started = time.perf_counter()
+    timing = None
+    if os.environ.get("REPLAYKIT_HERMES_TIMING"):  # opt-in self-timing (bench); see timing.py
+        from replaykit.adapters.hermes.timing import Timing
+
+        timing = Timing(os.environ["REPLAYKIT_HERMES_TIMING"])
     try:
         capture = _capture or build_capture()
         _capture = capture
-        ctx.register_middleware("llm_execution", make_llm_execution(capture))
-        ctx.register_middleware("tool_execution", make_tool_execution(capture))
+        middleware = {"llm_execution": make_llm_execution(capture), "tool_execution": make_tool_execution(capture)}
+        for kind, cb in middleware.items():
+            ctx.register_middleware(kind, timing.middleware(kind, cb) if timing else cb)
         hooks: dict[str, Callable[[dict[str, Any]], Any]] = {
             "on_session_start": capture.session_start,
             "pre_llm_call": capture.turn_start,
@@ -164,10 +171,13 @@ def register(ctx: Any) -> None:
             "subagent_stop": capture.subagent_stop,
         }
         for name, fn in hooks.items():
-            ctx.register_hook(name, _safe(name, fn))
+            hook = _safe(name, fn)
+            ctx.register_hook(name, timing.hook(name, hook) if timing else hook)
         from replaykit.adapters.hermes.command import handle_command
 
         ctx.register_command("replaykit", handle_command, description="replaykit: list and inspect recorded runs",
                              args_hint="runs | inspect RUN")
     except Exception as exc:
         _log_once("register", exc)
+    if timing:
+        timing.register_seconds = time.perf_counter() - started

@@ -255,3 +255,29 @@ def test_hot_path_lines_validate_and_equal_what_pydantic_writes(tmp_path):
         kinds.add(event.kind)
         assert event.model_dump_json(exclude_none=True).encode() == line
     assert {"llm_call", "tool_call", "error", "tools", "turn_start", "turn_end", "meta"} <= kinds
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to name a descriptor's file")
+def test_turn_end_fsync_runs_in_the_background(tmp_path, monkeypatch):
+    import os
+    import threading
+
+    from replaykit.adapters.hermes import syncer
+
+    synced: list[tuple[str, str]] = []
+    real_fsync = os.fsync
+
+    def spy(fd: int) -> None:  # the real fsync, noting which file and on which thread
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), threading.current_thread().name))
+        real_fsync(fd)
+
+    monkeypatch.setattr(syncer.os, "fsync", spy)
+    cap = HermesCapture(RunStore(tmp_path))
+    cap.turn_start({"session_id": "S3", "user_message": "hi"})
+    cap.turn_end({"session_id": "S3", "completed": True})
+    assert cap.syncer.wait()
+    path = str((tmp_path / "hermes-S3.jsonl").resolve())
+    assert (path, "replaykit-fsync") in synced
+    # Everything was already on disk (os.write per event) before any fsync.
+    assert [e.kind for e in Run.load(tmp_path / "hermes-S3.jsonl").events] == ["turn_start", "turn_end"]
+    cap.close_all()
