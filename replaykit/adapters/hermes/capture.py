@@ -546,6 +546,8 @@ class HermesCapture:
 
     def _flush(self, state: SessionRun) -> None:
         """Emit what never got its completing hook (call under ``state.lock``)."""
+        if not (state.pending_errors or state.pending_tools or state.hook_info):
+            return  # the usual case, checked before every LLM call
         for cap in list(state.pending_errors.values()):
             self._emit_error(state, cap, None)
         state.pending_errors.clear()
@@ -689,6 +691,8 @@ def _decode(api: str, element: Any) -> list[dict[str, Any]]:
 
 
 def _is_chat(result: Any) -> bool:
-    """Whether a Chat-mode result really is a chat completion (not an unexpected Responses-like object)."""
-    get = result.get if isinstance(result, dict) else (lambda name: getattr(result, name, None))
-    return get("output") is None or get("choices") is not None
+    """Whether ``response_to_ir`` would read a Chat-mode result as a chat completion (the same test)."""
+    get = result.get if isinstance(result, dict) else (lambda name, default=None: getattr(result, name, default))
+    if get("choices") is not None:
+        return True
+    return get("output") is None and get("stop_reason", "?") == "?"
