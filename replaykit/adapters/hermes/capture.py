@@ -3,7 +3,11 @@
 Threading: Hermes fires hooks and middleware on its main loop thread, on thread-pool workers (parallel
 tools, subagents) and after a parent turn has ended (``subagent_stop``). Each session's state is guarded
 by its own lock; the per-run ``Recorder`` serialises event numbering and writes (one ``os.write`` per
-event, so every event is on disk as it happens; fsync at turn end).
+event, so every event is on disk as it happens; an fsync at turn end, on a background thread: syncer.py).
+
+Hot path (see docs/hermes.md, "Cost"): LLM calls and tool calls are written as plain dicts in the event's
+JSON shape (``fastpath.py``, ``Recorder.emit_dict``); each request is delta-encoded by comparing its raw
+wire messages with the previous request's and decoding only the appended tail.
 
 Nothing here may break the agent: the plugin wraps every entry point so an exception is logged once and
 swallowed (middleware always calls ``next_call`` exactly once and re-raises only downstream errors).
@@ -86,8 +90,8 @@ class SessionRun:
     recorder: _HermesRecorder
     lock: threading.RLock = field(default_factory=threading.RLock)
     api: str | None = None
-    # The last request written: its raw conversation elements (see _commit), the number of IR messages the first i of
-    # them decode to (cum[i]), its event id, and a counter of requests written (see _delta).
+    # The last request written: its raw conversation elements (see _commit), the number of IR messages
+    # the first i of them decode to (cum[i]), its event id, and a counter of requests written (_delta).
     raw_prev: list[Any] = field(default_factory=list)
     cum: list[int] = field(default_factory=lambda: [0])
     last_request_id: str | None = None
@@ -117,7 +121,9 @@ def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
     """The conversation of a request as a list of comparable raw elements (for delta conversion)."""
     if api == "openai-chat":
         msgs = body.get("messages")
-        return msgs if isinstance(msgs, list) else []  # Hermes's own list: only read, never kept
+        # Hermes's own list, not copied: it is compared and its new tail sliced at once; the list itself is
+        # only looked at again if another request of the session is written before this one (_delta).
+        return msgs if isinstance(msgs, list) else []
     out: list[Any] = []
     head = "instructions" if api == "openai-responses" else "system"
     if head in body:
