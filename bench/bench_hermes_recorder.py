@@ -200,7 +200,7 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
     syn = report["synthetic"]
     fired = syn["hermes_events"]
     on_us, off_us = syn["plugin_s"] / fired * 1e6, syn["baseline_s"] / fired * 1e6
-    rows = [{"bench": f"hermes recorder, CPU us per Hermes event ({syn['steps']} steps)",
+    rows = [{"bench": f"hermes recorder, CPU us/Hermes event, {syn['steps']} steps",
              "replaykit": round(on_us, 2), "baseline": round(off_us, 2), "ratio": round(on_us / off_us, 3),
              "note": f"net {syn['net_us_per_hermes_event']} us/event (target <= 5); "
                      f"machine: sum(range(1000)) = {syn['reference_loop_us']} us"}]
