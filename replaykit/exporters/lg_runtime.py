@@ -227,7 +227,7 @@ class Record:
                 if owner_id is not None:
                     self._owner[event["id"]] = owner_id
         self.llm_index = {e["id"]: i for i, e in enumerate(self.llm)}
-        self._by_request = {}
+        self._by_request: dict[str, int] = {}
         for i, request in enumerate(self.requests):
             self._by_request.setdefault(canonical(request), i)
         # Tool results by the recorded LLM call that asked for them, then by call id.
@@ -338,7 +338,7 @@ class ModelNode:
             return self._serve(index, current, len(messages), replace=False)
         return self._live(current, len(messages), "the state differs from every recorded request")
 
-    def _serve_next(self, messages: list[BaseMessage], stashes: list[JSON | None]) -> JSON:
+    def _serve_next(self, messages: Sequence[BaseMessage], stashes: list[JSON | None]) -> JSON:
         last = max((s["llm_index"] for s in stashes if s is not None and "llm_index" in s), default=-1)
         index = last + 1
         current = [s["ir"] for s in stashes if s is not None]
@@ -379,7 +379,8 @@ class ModelNode:
         return {"messages": [_stamp(response["message"], position, "live")]}
 
     def _synthetic(self, current: list[JSON], position: int) -> JSON:
-        response = {"message": {"role": "assistant", "parts": []}, "finish_reason": "stop"}
+        message: JSON = {"role": "assistant", "parts": []}
+        response: JSON = {"message": message, "finish_reason": "stop"}
         self.log.add({"kind": "llm", "provenance": "synthetic", "llm_index": None, "step": None,
                       "request": current, "response": response,
                       "reason": "the model asked for another completion after the record ended"})
@@ -406,7 +407,7 @@ class ToolRouter:
                 raise ReplayDesync(f"tool {name!r}: no recorded call with these arguments")
             return str(event.get("result") or "")
         event = None
-        if call["asker_provenance"] in PURE:
+        if call["asker_provenance"] in PURE or call["asker_provenance"] == "edited":
             event = self.record.recorded_tool(call["llm_index"], call["id"], name, args)
         elif call["asker_provenance"] == "live":
             event = self.record.tool_by_arguments(name, args)
