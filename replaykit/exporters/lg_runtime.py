@@ -343,9 +343,22 @@ class ModelNode:
         index = last + 1
         current = [s["ir"] for s in stashes if s is not None]
         if index >= len(self.record.llm):
-            if self.live_model is None:
-                return {"messages": []}  # pure replay: the record ended, so does the graph
-            return self._synthetic(current, len(messages))
+            if self.live_model is not None:
+                return self._synthetic(current, len(messages))
+            # Pure replay: the record ended, so does the graph, on the recorded conversation (parallel
+            # tool results in recorded order, which may differ from the order the model asked).
+            final = self.record.conversation()
+            if final == current or sorted(map(canonical, final)) != sorted(map(canonical, current)):
+                return {"messages": []}
+            pool: dict[str, list[JSON]] = {}
+            for stash in stashes:
+                assert stash is not None
+                pool.setdefault(canonical(stash["ir"]), []).append(stash)
+            out: list[Any] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+            for i, message in enumerate(final):
+                old = pool[canonical(message)].pop(0)
+                out.append(_stamp(message, i, old["provenance"], old.get("llm_index"), old.get("step")))
+            return {"messages": out}
         request = self.record.requests[index]
         prefix = request[: len(current)] == current
         return self._serve(index, current, len(messages), replace=not prefix)
