@@ -1,18 +1,14 @@
-"""Small, realistic runs built with the real ``Recorder``: fixtures for tests, benches and demos.
-
-``record_sample_run`` writes a two-turn tool-using agent run (parallel tool calls, a tool error, a
-final answer per turn) into a store; ``record_long_run`` writes an N-step run for benchmarks.
-"""
+"""Small, realistic IR runs built with the Recorder, for tests, docs and benchmarks."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from replaykit.core.canonical import fingerprint
 from replaykit.core.ir import (
+    Correlation,
     LLMResponse,
     Message,
+    ReasoningPart,
     RunHeader,
     Source,
     TextPart,
@@ -22,135 +18,103 @@ from replaykit.core.ir import (
     Usage,
 )
 from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore, new_run_id, utc_now_iso
+from replaykit.core.store import RunWriter, new_run_id, utc_now_iso
 
-SAMPLE_TOOLS = [
-    ToolSpec(name="read_file", description="Read a text file.",
-             parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-    ToolSpec(name="web_search", description="Search the web.",
-             parameters={"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}),
-    ToolSpec(name="write_file", description="Write a text file.",
-             parameters={"type": "object",
-                         "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-                         "required": ["path", "content"]}),
+WEATHER_TOOLS = [
+    ToolSpec(
+        name="get_weather",
+        description="Current weather for a city.",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    ),
+    ToolSpec(
+        name="write_file",
+        description="Write text to a file.",
+        parameters={
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    ),
 ]
-SYSTEM_PROMPT = "You are a careful assistant. Conversation started: 2026-11-30 19:40 in /home/alice/project."
 
 
-class _Clock:
-    """A deterministic clock: each reading advances by ``step`` seconds."""
-
-    def __init__(self, step: float = 0.25) -> None:
-        self.now = 1000.0
-        self.step = step
-
-    def __call__(self) -> float:
-        self.now += self.step
-        return self.now
-
-
-def _assistant_calls(calls: list[tuple[str, str, dict[str, Any]]], text: str = "") -> Message:
-    parts: list[Any] = [TextPart(text=text)] if text else []
-    parts += [ToolCallPart(id=cid, name=name, arguments=args, raw_arguments=json.dumps(args))
-              for cid, name, args in calls]
-    return Message(role="assistant", parts=parts)
+def sample_header(run_id: str | None = None, **fields: object) -> RunHeader:
+    return RunHeader(
+        run_id=run_id or new_run_id("sample"),
+        created_at=utc_now_iso(),
+        source=Source(framework="sample", adapter="replaykit.testing"),
+        model="gpt-4o-mini",
+        provider="openai",
+        base_url="http://127.0.0.1:9/v1",
+        **fields,  # type: ignore[arg-type]
+    )
 
 
-def _tool_message(call_id: str, name: str, content: str, is_error: bool = False) -> Message:
-    return Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, name=name, content=content,
-                                                      is_error=is_error)])
+def _user(text: str) -> Message:
+    return Message(role="user", parts=[TextPart(text=text)])
 
 
-def _header(run_id: str, title: str) -> RunHeader:
-    return RunHeader(run_id=run_id, created_at=utc_now_iso(), source=Source(framework="openai-chat",
-                     adapter="sample"), model="sample-model", provider="scripted", session_id="sess-sample",
-                     title=title)
+def record_weather_run(recorder: Recorder, *, cities: tuple[str, ...] = ("Paris", "London")) -> str:
+    """System + user, one LLM call asking for parallel tool calls, the tools, a final answer."""
+    system = Message(role="system", parts=[TextPart(text="You are a weather bot. Today is 2026-11-30.")])
+    user = _user("Compare the weather in " + " and ".join(cities) + ".")
+    recorder.turn_start(user, corr=Correlation(session_id="s1", turn_id="s1:t1"))
+    messages = [system, user]
+    calls = [
+        ToolCallPart(id=f"call_{i}", name="get_weather", arguments={"city": c},
+                     raw_arguments=json.dumps({"city": c}))
+        for i, c in enumerate(cities)
+    ]
+    first = recorder.llm_call(
+        messages,
+        LLMResponse(message=Message(role="assistant", parts=[ReasoningPart(text="Need both cities."), *calls]),
+                    finish_reason="tool_calls", usage=Usage(input_tokens=120, output_tokens=30), model="gpt-4o-mini"),
+        tools=WEATHER_TOOLS, model="gpt-4o-mini", params={"temperature": 0}, duration=0.4,
+    )
+    results = []
+    for i, (call, city) in enumerate(zip(calls, cities, strict=True)):
+        result = json.dumps({"city": city, "temp_c": 12 + 3 * i})
+        recorder.tool_call(call.id, call.name, call.arguments, raw_arguments=call.raw_arguments, result=result,
+                           llm_call_id=first.id, duration=0.05)
+        results.append(Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name=call.name,
+                                                                   content=result)]))
+    messages = [*messages, first.response.message, *results]
+    answer = f"{cities[-1]} is warmer." if len(cities) > 1 else f"It is 12 C in {cities[0]}."
+    recorder.llm_call(
+        messages,
+        LLMResponse(message=Message(role="assistant", parts=[TextPart(text=answer)]), finish_reason="stop",
+                    usage=Usage(input_tokens=200, output_tokens=12), model="gpt-4o-mini"),
+        tools=WEATHER_TOOLS, model="gpt-4o-mini", params={"temperature": 0}, duration=0.3,
+    )
+    recorder.turn_end(answer)
+    return answer
 
 
-def record_sample_run(store: RunStore, run_id: str | None = None) -> str:
-    """Record a two-turn run; returns its id. Steps:
+def write_weather_run(writer: RunWriter) -> Recorder:
+    recorder = Recorder(writer.header, writer)
+    recorder.run_end(record_weather_run(recorder))
+    return recorder
 
-    0 llm -> read_file(notes.txt) + web_search(weather)   (parallel calls)
-    1 tool read_file ok      2 tool web_search ok
-    3 llm -> write_file(out.txt)
-    4 tool write_file error
-    5 llm: final answer of turn 1
-    6 llm -> read_file(out.txt)    (turn 2)
-    7 tool read_file ok
-    8 llm: final answer of turn 2
-    """
-    run_id = run_id or new_run_id("sample")
-    header = _header(run_id, "sample two-turn run")
-    recorder = Recorder(header, store.create(header), clock=_Clock())
-    params = {"temperature": 0}
 
-    def llm(messages: list[Message], answer: Message, finish: str, tokens: int) -> None:
-        recorder.llm_call(
-            messages, LLMResponse(message=answer, finish_reason=finish, model="sample-model",
-                                  usage=Usage(input_tokens=tokens, output_tokens=20, total_tokens=tokens + 20)),
-            model="sample-model", tools=SAMPLE_TOOLS, params=params, duration=0.5,
-            fingerprint=fingerprint(messages, SAMPLE_TOOLS),
+def long_run(recorder: Recorder, steps: int, *, result_size: int = 200) -> None:
+    """A single-turn run with ``steps`` tool round trips (2 steps each), for scale tests."""
+    messages = [Message(role="system", parts=[TextPart(text="You are a bot.")]), _user("Go.")]
+    recorder.turn_start(messages[-1])
+    for i in range(steps // 2):
+        call = ToolCallPart(id=f"call_{i}", name="get_weather", arguments={"city": f"c{i}"})
+        event = recorder.llm_call(
+            messages,
+            LLMResponse(message=Message(role="assistant", parts=[call]), finish_reason="tool_calls",
+                        usage=Usage(input_tokens=100 + i, output_tokens=10)),
+            tools=WEATHER_TOOLS, model="gpt-4o-mini", duration=0.01,
         )
-
-    def tool(call_id: str, name: str, args: dict[str, Any], result: str, status: str = "ok") -> Message:
-        recorder.tool_call(call_id, name, args, raw_arguments=json.dumps(args), result=result, status=status,
-                           error=result if status == "error" else None, duration=0.1)
-        return _tool_message(call_id, name, result, status == "error")
-
-    user1 = Message(role="user", parts=[TextPart(text="Summarize notes.txt and the weather into out.txt.")])
-    messages = [Message(role="system", parts=[TextPart(text=SYSTEM_PROMPT)]), user1]
-    recorder.turn_start(user1, turn=0)
-    a0 = _assistant_calls([("call_a", "read_file", {"path": "notes.txt"}),
-                           ("call_b", "web_search", {"query": "weather Paris"})])
-    llm(messages, a0, "tool_calls", 100)
-    r1 = tool("call_a", "read_file", {"path": "notes.txt"}, "buy milk; call Bob")
-    r2 = tool("call_b", "web_search", {"query": "weather Paris"}, "Sunny, 21C")
-    messages = [*messages, a0, r1, r2]
-    a1 = _assistant_calls([("call_c", "write_file", {"path": "out.txt", "content": "milk, Bob, sunny"})])
-    llm(messages, a1, "tool_calls", 160)
-    r3 = tool("call_c", "write_file", {"path": "out.txt", "content": "milk, Bob, sunny"},
-              "PermissionError: out.txt is read-only", status="error")
-    messages = [*messages, a1, r3]
-    answer1 = Message(role="assistant", parts=[TextPart(text="I could not write out.txt: it is read-only.")])
-    llm(messages, answer1, "stop", 200)
-    recorder.turn_end(answer1.text)
-    user2 = Message(role="user", parts=[TextPart(text="What does out.txt contain now?")])
-    recorder.turn_start(user2, turn=1)
-    messages = [*messages, answer1, user2]
-    a2 = _assistant_calls([("call_d", "read_file", {"path": "out.txt"})])
-    llm(messages, a2, "tool_calls", 240)
-    r4 = tool("call_d", "read_file", {"path": "out.txt"}, "(empty)")
-    messages = [*messages, a2, r4]
-    answer2 = Message(role="assistant", parts=[TextPart(text="out.txt is empty.")])
-    llm(messages, answer2, "stop", 260)
-    recorder.turn_end(answer2.text)
-    recorder.run_end(answer2.text)
-    recorder.close()
-    return run_id
-
-
-def record_long_run(store: RunStore, steps: int, run_id: str | None = None) -> str:
-    """Record a run of about ``steps`` steps (alternating LLM and tool calls) for benchmarks."""
-    run_id = run_id or new_run_id("long")
-    header = _header(run_id, f"long run ({steps} steps)")
-    recorder = Recorder(header, store.create(header), keep_events=False, clock=_Clock(0.01))
-    user = Message(role="user", parts=[TextPart(text="Work through the task list.")])
-    messages = [Message(role="system", parts=[TextPart(text=SYSTEM_PROMPT)]), user]
-    recorder.turn_start(user)
-    for i in range(max(1, steps // 2)):
-        call_id = f"call_{i}"
-        args = {"path": f"file_{i}.txt"}
-        answer = _assistant_calls([(call_id, "read_file", args)], text=f"Reading file {i}.")
-        recorder.llm_call(messages, LLMResponse(message=answer, finish_reason="tool_calls",
-                                                usage=Usage(input_tokens=100 + i, output_tokens=12)),
-                          model="sample-model", tools=SAMPLE_TOOLS, duration=0.3)
-        result = f"contents of file {i}: " + "lorem ipsum " * 8
-        recorder.tool_call(call_id, "read_file", args, raw_arguments=json.dumps(args), result=result,
-                           duration=0.01)
-        messages = [*messages, answer, _tool_message(call_id, "read_file", result)]
-    final = Message(role="assistant", parts=[TextPart(text="All files read.")])
-    recorder.llm_call(messages, LLMResponse(message=final, finish_reason="stop"), model="sample-model",
-                      tools=SAMPLE_TOOLS, duration=0.2)
-    recorder.run_end(final.text)
-    recorder.close()
-    return run_id
+        result = ("x" * result_size)[:result_size]
+        recorder.tool_call(call.id, call.name, call.arguments, result=result, llm_call_id=event.id, duration=0.001)
+        messages = [*messages, event.response.message,
+                    Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, content=result)])]
+    final = recorder.llm_call(
+        messages,
+        LLMResponse(message=Message(role="assistant", parts=[TextPart(text="done")]), finish_reason="stop"),
+        tools=WEATHER_TOOLS, model="gpt-4o-mini",
+    )
+    recorder.turn_end(final.response.message.text)
