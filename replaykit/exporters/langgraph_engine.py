@@ -6,7 +6,8 @@ The graph is the one ``replaykit.exporters.langgraph_graph`` builds (model node,
 
 - model node: ``cursor.llm`` serves the recorded answer before the cut, flags a desync, or answers a
   synthetic end of turn; otherwise the node calls the OpenAI-compatible endpoint (``--base-url``,
-  ``--model``, key from ``--api-key-env``) with retries and reports it with ``cursor.live_llm``;
+  ``--model``, key from ``--api-key-env``) through the openai engine's live model (core retry policy,
+  stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
 - tool node: ``cursor.tool`` serves recorded results (by call id, any order); a live call goes through
   the destructive-tool guard (dry-run unless ``--allow-destructive``), then a real implementation from
   ``options.extra["tool_impls"]`` if one is given, else a recorded result with the same arguments
@@ -19,12 +20,11 @@ checkpoints every step into a SQLite file (thread ``play-<new run id>``).
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import ProviderError, ReplaykitError
-from replaykit.core.ir import LLMResponse, Message, ToolSpec
+from replaykit.core.errors import ReplaykitError
+from replaykit.core.ir import Message, ToolSpec
 from replaykit.exporters.langgraph_graph import _guard_check, record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 ENGINE = "langgraph"
-_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 def _dump(model: Any) -> JSON:
@@ -40,54 +39,17 @@ def _dump(model: Any) -> JSON:
     return dumped
 
 
-class LiveClient:
-    """One OpenAI-compatible Chat Completions endpoint; every attempt is counted on the cursor."""
-
-    def __init__(self, options: Any, cursor: Any) -> None:
-        try:
-            import openai
-        except ModuleNotFoundError as exc:
-            from replaykit.core.errors import MissingExtra
-
-            raise MissingExtra("openai", "openai") from exc
-        self.openai = openai
-        self.options = options
-        self.cursor = cursor
-        self.client = openai.OpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",
-                                    timeout=options.request_timeout, max_retries=0)
-
-    def complete(self, messages: list[Message], tools: list[ToolSpec] | None) -> LLMResponse:
-        from replaykit.core.codecs import decode_response, encode_request
-
-        body = encode_request("openai-chat", messages, tools, {"model": self.options.model}).body
-        attempts = max(1, int(self.options.max_attempts))
-        for attempt in range(1, attempts + 1):
-            self.cursor.note_provider_call()
-            try:
-                completion = self.client.chat.completions.create(**body)
-                return decode_response("openai-chat", completion.model_dump(mode="json", exclude_none=True))
-            except self.openai.APIStatusError as exc:
-                if exc.status_code not in _RETRYABLE_STATUS or attempt == attempts:
-                    raise ProviderError(f"{self.options.safe_base_url()}: HTTP {exc.status_code}: "
-                                        f"{str(exc)[:200]}") from exc
-            except (self.openai.APIConnectionError, self.openai.APITimeoutError) as exc:
-                if attempt == attempts:
-                    raise ProviderError(f"{self.options.safe_base_url()}: {type(exc).__name__} after "
-                                        f"{attempts} attempts") from exc
-            time.sleep(min(4.0, 0.2 * 2 ** (attempt - 1)))
-        raise ProviderError("unreachable")  # pragma: no cover
-
-
 class CursorModelNode:
     """The graph's model node in play mode: the cursor decides, the endpoint answers live steps."""
 
-    def __init__(self, rt: Any, cursor: Any, client: LiveClient, tools: list[ToolSpec] | None,
-                 model: str) -> None:
+    def __init__(self, rt: Any, cursor: Any, client: Any, tools: list[ToolSpec] | None, model: str,
+                 params: JSON) -> None:
         self.rt = rt
         self.cursor = cursor
-        self.client = client
+        self.client = client  # replaykit.exporters.openai_engine's live model: retries, stale streams
         self.tools = tools
         self.model = model
+        self.params = params
 
     def __call__(self, state: JSON) -> JSON:
         rt = self.rt
@@ -95,7 +57,7 @@ class CursorModelNode:
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
-            response = self.client.complete(messages, self.tools)
+            response = self.client.complete(messages, self.tools, self.params)
             self.cursor.live_llm(messages, response, self.tools, model=self.model)
             provenance = "live"
         else:
@@ -195,8 +157,12 @@ def play(run: Run, options: Any) -> Any:
     tools_offered = _first_tools(run) or specs or None
     extra = options.extra or {}
     try:
-        client = LiveClient(options, cursor)
-        model = CursorModelNode(rt, cursor, client, tools_offered, options.model)
+        from replaykit.exporters.openai_engine import _DROP_PARAMS, _LiveModel
+
+        client = _LiveModel(options, session)
+        calls = run.llm_calls()
+        params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in _DROP_PARAMS}
+        model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
         router = CursorToolRouter(rt, cursor, allow_destructive=options.allow_destructive,
                                   tool_impls=extra.get("tool_impls") or {}, policy=extra.get("guard_policy"))
         functions = [rt.recorded_tool_function(router, s["name"]) for s in record.tool_specs]

@@ -138,19 +138,17 @@ def make_live_tool(tool_impls: Mapping[str, ToolImpl] | None, *, allow_destructi
 
 
 def _guard_check(name: str, args: Any, allow_destructive: bool, policy: Any) -> tuple[str, str] | None:
-    """``None`` when the call may run; else the (dry-run text, status) to record instead."""
-    try:
+    """``None`` when the call may run; else the (dry-run text, status) to record instead. Asks the core
+    destructive-tool guard (through ``replaykit.core.tool_gate``, or with an explicit ``policy``)."""
+    if policy is not None:
         from replaykit.core import guard  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        if allow_destructive:
-            return None
-        # Without the guard nothing can be judged safe: dry-run everything.
-        return (f"[replaykit dry-run] The tool call `{name}` was NOT executed (no guard available). "
-                "Re-run with --allow-destructive to execute it.", "dry_run")
-    verdict = guard.check(name, args, allow_destructive, policy)
-    if verdict.run:
-        return None
-    return str(verdict.result_text), str(verdict.status or "dry_run")
+
+        verdict = guard.check(name, args, allow_destructive, policy)
+        return None if verdict.run else (str(verdict.result_text), str(verdict.status or "dry_run"))
+    from replaykit.core.tool_gate import gate
+
+    gated = gate(name, args, allow_destructive)
+    return None if gated.run else (str(gated.result_text), str(gated.status or "dry_run"))
 
 
 def _dumps(value: Any) -> str:

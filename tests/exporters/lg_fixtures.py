@@ -21,7 +21,7 @@ from replaykit.core.ir import (
 )
 from replaykit.core.recorder import Recorder
 from replaykit.core.store import RunStore, utc_now_iso
-from replaykit.testing.sample_runs import record_sample_run
+from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]
 HERMES_FIXTURES = ROOT / "tests" / "fixtures" / "hermes"
