@@ -133,7 +133,7 @@ def _hostile_run(store: RunStore, run_id: str, names: list[str], texts: list[str
     return store.load(run_id)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(names=st.lists(_name, min_size=1, max_size=4, unique=True), texts=st.lists(_text, min_size=1, max_size=4))
 def test_any_trace_content_stays_data(tmp_path_factory: pytest.TempPathFactory, names: list[str],
                                       texts: list[str]) -> None:
