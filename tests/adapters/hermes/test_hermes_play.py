@@ -95,3 +95,21 @@ def test_branch_then_live_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> N
     assert dry and dry[0].status == "dry_run" and result.counters.tool_executions == 0
     first = diff_runs(run, new).first
     assert first is not None and (first.step, first.cause) == (1, "edit")
+
+
+def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    sandbox, run, _canary = recorded
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        done = subprocess.run(
+            [sys.executable, "-m", "replaykit", "play", run.run_id, "--engine", "hermes", "--base-url", srv.base_url,
+             "--model", "candidate", "--at", str(len(run.steps)), "--store", str(sandbox.store), "--json"],
+            cwd=sandbox.cwd, env=sandbox.env, capture_output=True, text=True, timeout=300)
+        assert srv.llm_requests == []
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["engine"] == "hermes" and doc["status"] == "completed" and doc["cut"] == len(run.steps)
+    assert doc["counters"]["provider_calls"] == 0 and doc["counters"]["served_llm_steps"] == 3
