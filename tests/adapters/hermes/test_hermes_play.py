@@ -113,3 +113,31 @@ def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> No
     doc = json.loads(done.stdout)
     assert doc["engine"] == "hermes" and doc["status"] == "completed" and doc["cut"] == len(run.steps)
     assert doc["counters"]["provider_calls"] == 0 and doc["counters"]["served_llm_steps"] == 3
+
+
+def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None:
+    """Two read_file calls in one message take Hermes's concurrent path (nested tool_execution on worker
+    threads, any completion order): both are served by tool_call_id, no handler runs."""
+    from replaykit.adapters.hermes.play import play
+
+    sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
+    a, b = sandbox.cwd / "a.txt", sandbox.cwd / "b.txt"
+    a.write_text("alpha file")
+    b.write_text("beta file")
+    policy = sequence_policy([[ToolCall("read_file", {"path": str(a)}), ToolCall("read_file", {"path": str(b)})]],
+                             "Read both.")
+    with ScriptedServer(policy) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "toolsets": ["file"], "echo_tool": False,
+                           "turns": ["Read a.txt and b.txt."]})
+    run = only_run(sandbox.store)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "tool", "llm"]
+    a.unlink()
+    b.unlink()  # a served replay must not need (or touch) the files
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, serve_only=True))
+        assert srv.llm_requests == []
+    assert result.counters.served_tool_steps == 2 and result.counters.desyncs == 0
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert sorted(e.result for e in new.tool_calls()) == sorted(e.result for e in run.tool_calls())
+    assert "alpha file" in "".join(e.result or "" for e in new.tool_calls())
+    assert diff_runs(run, new).equal
