@@ -141,3 +141,23 @@ def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None
     assert sorted(e.result for e in new.tool_calls()) == sorted(e.result for e in run.tool_calls())
     assert "alpha file" in "".join(e.result or "" for e in new.tool_calls())
     assert diff_runs(run, new).equal
+
+
+def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    from replaykit.adapters.hermes.play import play
+
+    sandbox, run, canary = recorded
+    canary.unlink(missing_ok=True)
+    store = RunStore(sandbox.store)
+    child = branch(store, run, 1, result='{"bytes_written": 0, "error": "disk full"}')
+    with ScriptedServer(sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "first"}),
+        ToolCall("write_file", {"path": str(canary), "content": "written live"}),
+    ], "Retried the write.")) as srv:
+        result = play(child, _options(sandbox, srv.base_url, allow_destructive=True))
+    assert canary.read_text() == "written live"  # Hermes's real write_file ran, from the cut only
+    new = store.load(result.run_id)
+    live = [e for e in new.tool_calls() if e.provenance == Provenance.LIVE]
+    assert live and {e.name for e in live} == {"write_file"} and all(e.status == "ok" for e in live)
+    assert result.counters.tool_executions == len(live) == result.counters.live_tool_steps
+    assert all(s.event.provenance == Provenance.LIVE for s in new.steps[2:])
