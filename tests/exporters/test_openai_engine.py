@@ -72,7 +72,9 @@ def test_result_branch_goes_live_only_after_the_cut(store: RunStore) -> None:
     assert result.counters.served_llm_steps == 2 and result.counters.served_tool_steps == 3
     assert len(requests) == result.counters.provider_calls == result.counters.live_llm_steps >= 1
     first = requests[0].body
-    assert first["model"] == "candidate"
+    assert first["model"] == "candidate" and first["stream"] is True
+    assert [t["function"]["name"] for t in first["tools"]] == ["read_file", "web_search", "write_file"]
+    assert first["temperature"] == 0  # recorded parameters reach the endpoint
     tool_messages = [m for m in first["messages"] if m["role"] == "tool"]
     assert tool_messages[-1]["content"] == "written fine"
     assert first["messages"][-1]["role"] == "tool"
