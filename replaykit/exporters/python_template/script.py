@@ -201,6 +201,9 @@ def replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argparse.
     edit_info = None
     if opts.edit is not None:
         events, edit_info = apply_edit(events, *parse_edit(*opts.edit))
+        # Later recorded requests predate the edit (hence invalidated); this is what a live continuation
+        # (--live) would start from.
+        edit_info["conversation_after_edit"] = conversation_at(events, edit_info["step"] + 1)[0]
     positions = step_positions(events)
     played = events
     if opts.stop_at is not None:
