@@ -30,7 +30,7 @@ def test_live_loop_retries_serves_matching_tools_and_marks_the_rest(tmp_path: Pa
         fault("429", retry_after=0.05),
         fault("500"),
         call("search", {"q": "query 0"}),   # recorded: served from the record
-        call("search", {"q": "brand new"}),  # not recorded: not available, desync
+        call("search", {"q": "brand new"}),  # not recorded: a synthetic "not available" result
         text("live answer"),
     ])
     with ScriptedServer(replies) as srv:
@@ -45,8 +45,8 @@ def test_live_loop_retries_serves_matching_tools_and_marks_the_rest(tmp_path: Pa
     assert [r["error"] for r in doc["live"]["retries"]] == ["HTTP 429", "HTTP 500"]
     rows = [(s["kind"], s["provenance"], s["status"]) for s in doc["steps"]]
     assert rows == [("llm", "live", "tool_calls"), ("tool", "served", "ok"), ("llm", "live", "tool_calls"),
-                    ("tool", "desync", "unavailable"), ("llm", "live", "stop")]
-    assert [n["kind"] for n in doc["notes"]] == ["desync"] and doc["notes"][0]["step"] == 3
+                    ("tool", "synthetic", "unavailable"), ("llm", "live", "stop")]
+    assert [n["kind"] for n in doc["notes"]] == ["synthetic"] and doc["notes"][0]["step"] == 3
     # what the endpoint got: the recorded context (system + user) and the recorded tool declarations
     first = requests[0].body
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
