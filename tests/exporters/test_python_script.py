@@ -167,8 +167,12 @@ def test_edit_args_and_response(tmp_path: Path) -> None:
     assert response["steps"][4]["summary"] == "model: a new answer" and response["invalidated_steps"] == []
     early = document(run_script(out, "--quiet", "--edit", "0", json.dumps({"response": "no tools"})))
     assert early["invalidated_steps"] == [1, 2, 3, 4]
+    calls = {"content": "checking", "tool_calls": [{"function": {"name": "search", "arguments": '{"q": "x"}'}}]}
+    with_calls = document(run_script(out, "--quiet", "--edit", "4", json.dumps({"response": calls})))
+    assert with_calls["steps"][4]["summary"] == 'model -> search({"q":"x"})'
+    assert with_calls["steps"][4]["status"] == "tool_calls"
     for bad in (["1", '{"response": "x"}'], ["0", '{"args": {}}'], ["1", "not json"], ["1", '{"x": 1}'],
-                ["99", '{"result": "x"}'], ["0", '{"response": 5}']):
+                ["99", '{"result": "x"}'], ["0", '{"response": 5}'], ["0", '{"response": [{"arguments": {}}]}']):
         proc = run_script(out, "--edit", *bad)
         assert proc.returncode == 2 and proc.stdout == "" and "error" in proc.stderr, bad
 

@@ -7,7 +7,10 @@ import json
 import os
 from pathlib import Path
 
+from replaykit.core.run import Run
+from replaykit.core.store import RunStore
 from replaykit.exporters.python_script import export
+from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, call, fault, text
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.exporters.script_support import make_run, run_script
@@ -87,3 +90,34 @@ def test_live_errors_are_one_line(tmp_path: Path) -> None:
     assert SECRET not in refused.stderr + unset.stderr + gave_up.stderr
     missing = run_script(out, "--live")
     assert missing.returncode == 2 and "--base-url" in missing.stderr
+
+
+def test_live_sends_the_recordings_later_user_turns(tmp_path: Path, store_dir: Path) -> None:
+    store = RunStore(store_dir)
+    run = Run.load(store.resolve(record_sample_run(store)))
+    out = tmp_path / "run.py"
+    export(run, out)
+    with ScriptedServer(ReplyList([text("first answer"), text("second answer")])) as srv:
+        proc = live(out, srv)
+        requests = srv.llm_requests
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert len(requests) == 2 and doc["final_answer"] == "second answer"
+    second = requests[1].body["messages"]
+    assert second[-2] == {"role": "assistant", "content": "first answer"}
+    assert second[-1] == {"role": "user", "content": "What does out.txt contain now?"}
+    assert {t["function"]["name"] for t in requests[0].body["tools"]} == {"read_file", "web_search", "write_file"}
+
+
+def test_live_after_a_response_edit_serves_the_new_tool_calls(tmp_path: Path) -> None:
+    out = tmp_path / "run.py"
+    export(make_run(2), out)
+    edit = {"response": [{"name": "search", "arguments": {"q": "query 1"}, "id": "mine"}]}
+    with ScriptedServer(ReplyList([text("done live")])) as srv:
+        proc = live(out, srv, "--edit", "0", json.dumps(edit))
+        requests = srv.llm_requests
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert [(s["step"], s["provenance"], s["status"]) for s in doc["steps"]] == [
+        (0, "edited", "tool_calls"), (1, "served", "ok"), (2, "live", "stop")]
+    assert requests[0].body["messages"][-1] == {"role": "tool", "tool_call_id": "mine", "content": "result 1"}

@@ -88,7 +88,7 @@ def requests_before(events: list[dict[str, Any]], end: int) -> dict[str, dict[st
 
 # ----------------------------------------------------------------------------------------- edits
 def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
-    """``--edit N JSON``: JSON is {"args": ...}, {"result": ...} or {"response": "text"}."""
+    """``--edit N JSON``: JSON is {"args": ...}, {"result": ...} or {"response": ...}."""
     try:
         step = int(step_text)
     except ValueError as exc:
@@ -98,11 +98,36 @@ def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
     except ValueError as exc:
         raise ScriptError(f"--edit: not valid JSON: {exc}") from exc
     if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("args", "result", "response"):
-        raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": "text"}')
+        raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": ...}')
     target, new = next(iter(value.items()))
-    if target == "response" and not isinstance(new, str):
-        raise ScriptError('--edit: {"response": ...} takes the new model text as a string')
+    if target == "response":
+        new = response_message(new)
     return step, target, new
+
+
+def response_message(value: Any) -> dict[str, Any]:
+    """A new model answer: "text", a list of tool calls ({"name", "arguments", "id"?}, or OpenAI's
+    {"function": {...}} items), or {"content": "text", "tool_calls": [...]}."""
+    content, calls = (value, []) if isinstance(value, str) else (None, value)
+    if isinstance(value, dict):
+        content, calls = value.get("content"), value.get("tool_calls") or []
+    if not isinstance(calls, list) or not (content is None or isinstance(content, str)):
+        raise ScriptError('--edit: {"response": ...} takes "text", a list of tool calls, '
+                          'or {"content": "text", "tool_calls": [...]}')
+    parts: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+    for index, call in enumerate(calls):
+        function = call.get("function", call) if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ScriptError("--edit: every tool call needs a string \"name\"")
+        arguments = function.get("arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                raise ScriptError(f"--edit: tool call arguments are not JSON: {exc}") from exc
+        parts.append({"type": "tool_call", "id": str(call.get("id") or f"edit_call_{index}"),
+                      "name": function["name"], "arguments": arguments})
+    return {"role": "assistant", "parts": parts}
 
 
 def args_key(name: str, arguments: Any) -> str:
@@ -136,8 +161,9 @@ def apply_edit(events: list[dict[str, Any]], step: int, target: str, value: Any)
     if target == "response":
         if kind != "llm_call":
             raise ScriptError(f"--edit: step {step} is a tool call; use {{\"args\": ...}} or {{\"result\": ...}}")
-        event["response"]["message"] = {"role": "assistant", "parts": [{"type": "text", "text": value}]}
-        event["response"]["finish_reason"] = "stop"
+        event["response"]["message"] = value
+        has_calls = any(p["type"] == "tool_call" for p in value["parts"])
+        event["response"]["finish_reason"] = "tool_calls" if has_calls else "stop"
     else:
         if kind != "tool_call":
             raise ScriptError(f"--edit: step {step} is an LLM call; use {{\"response\": \"text\"}}")
@@ -509,6 +535,9 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
     document["step_count"] = len(positions)
     play_steps(document, timed=False, quiet=opts.quiet)
     messages, tools = conversation_at(events, cut)
+    # Later user turns of the recording are sent in order, each once the previous turn is answered.
+    cut_pos = positions[cut] if cut < len(positions) else len(events)
+    upcoming = [e["message"] for e in events[cut_pos:] if e.get("kind") == "turn_start"]
     step_no = cut
     final = None
     llm_calls = 0
@@ -526,6 +555,12 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
                 document["notes"].append({"seq": None, "kind": "synthetic", "step": step_no,
                                           "reason": f"{part['name']}: {status} (no recorded call matched these arguments)"})
             step_no += 1
+        if not pending and messages and messages[-1].get("role") == "assistant":  # the turn is answered
+            final = "".join(p.get("text", "") for p in messages[-1].get("parts", []) if p.get("type") == "text")
+            if not upcoming:
+                break
+            messages.append(upcoming.pop(0))
+            progress("live: next user turn of the recording", opts.quiet)
         if llm_calls >= opts.max_turns:
             document["notes"].append({"seq": None, "kind": "stopped", "step": step_no,
                                       "reason": f"--max-turns {opts.max_turns} reached"})
@@ -540,9 +575,6 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
         _live_row(document, step_no, event, "live", started, opts.quiet, None, status=finish or "ok",
                   name=payload.get("model") or opts.model)
         step_no += 1
-        if not _pending_calls(messages):
-            final = "".join(p.get("text", "") for p in message["parts"] if p.get("type") == "text")
-            break
     document["counters"]["provider_calls"] = client.attempts
     document["counters"]["tool_executions"] = tools_server.executions
     document["counters"]["live_llm_steps"] = llm_calls
