@@ -45,6 +45,7 @@ def test_live_loop_retries_serves_matching_tools_and_marks_the_rest(tmp_path: Pa
     assert doc["mode"] == "live" and doc["final_answer"] == "live answer"
     assert doc["counters"]["provider_calls"] == 5 == len(requests)
     assert doc["counters"]["tool_executions"] == 0 and doc["counters"]["live_llm_steps"] == 3
+    assert doc["counters"]["served_tool_steps"] == 1 and doc["counters"]["synthetic_steps"] == 1
     assert [r["error"] for r in doc["live"]["retries"]] == ["HTTP 429", "HTTP 500"]
     rows = [(s["kind"], s["provenance"], s["status"]) for s in doc["steps"]]
     assert rows == [("llm", "live", "tool_calls"), ("tool", "served", "ok"), ("llm", "live", "tool_calls"),
@@ -121,3 +122,24 @@ def test_live_after_a_response_edit_serves_the_new_tool_calls(tmp_path: Path) ->
     assert [(s["step"], s["provenance"], s["status"]) for s in doc["steps"]] == [
         (0, "edited", "tool_calls"), (1, "served", "ok"), (2, "live", "stop")]
     assert requests[0].body["messages"][-1] == {"role": "tool", "tool_call_id": "mine", "content": "result 1"}
+
+
+def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None:
+    out = tmp_path / "run.py"
+    export(make_run(1), out)
+    # A user adds tool implementations to the generated script (the documented extension point).
+    source = out.read_text().replace(
+        "RUNNABLE_TOOLS: dict[str, Any] = {}",
+        "RUNNABLE_TOOLS: dict[str, Any] = {'lookup': lambda a: 'looked up ' + a['q'],"
+        " 'write_note': lambda a: open(a['path'], 'w').write('x') and 'written'}")
+    out.write_text(source)
+    note = tmp_path / "note.txt"
+    replies = [call("lookup", {"q": "zebra"}), call("write_note", {"path": str(note)}), text("ok")]
+    with ScriptedServer(ReplyList(list(replies))) as srv:
+        dry = json.loads(live(out, srv).stdout)
+    assert [(s["provenance"], s["status"]) for s in dry["steps"]] == [
+        ("live", "tool_calls"), ("live", "ok"), ("live", "tool_calls"), ("synthetic", "dry_run"), ("live", "stop")]
+    assert not note.exists() and dry["counters"]["tool_executions"] == 1
+    with ScriptedServer(ReplyList(list(replies))) as srv:
+        allowed = json.loads(live(out, srv, "--allow-destructive").stdout)
+    assert note.exists() and allowed["counters"]["tool_executions"] == 2

@@ -46,9 +46,10 @@ NOT_AVAILABLE = "[replaykit] tool {name!r} is not available in this standalone r
 # the parsed arguments and returning the result text. Empty on purpose: a standalone replay runs no
 # tools. Add your own here; destructive ones still need --allow-destructive.
 RUNNABLE_TOOLS: dict[str, Any] = {}
-# Tool names and argument words treated as destructive (writes, deletes, shell, messages, payments).
-DESTRUCTIVE_WORDS = ("write", "delete", "remove", "rm", "shell", "terminal", "exec", "run_command", "patch",
-                     "send", "post", "email", "pay", "transfer", "deploy", "kill", "drop", "move", "mkdir")
+# Tool names treated as destructive (writes, deletes, shell, messages, payments): replaykit's
+# conservative name rule (replaykit.core.tool_gate).
+DESTRUCTIVE_NAME = (r"(write|delete|remove|rm|move|rename|patch|edit|create|exec|shell|terminal|command|run|send|"
+                    r"post|email|message|pay|purchase|transfer|deploy|push|commit|install|kill|drop|update|upload)")
 
 
 class ScriptError(Exception):
@@ -449,9 +450,10 @@ def from_openai(payload: dict[str, Any]) -> tuple[dict[str, Any], str | None, di
     return {"role": "assistant", "parts": parts}, choice.get("finish_reason"), usage
 
 
-def is_destructive(name: str, arguments: Any) -> bool:
-    text = (name + " " + json.dumps(arguments, default=str)).lower()
-    return any(word in text for word in DESTRUCTIVE_WORDS)
+def is_destructive(name: str) -> bool:
+    import re
+
+    return re.search(DESTRUCTIVE_NAME, name or "", re.IGNORECASE) is not None
 
 
 class ToolServer:
@@ -466,12 +468,15 @@ class ToolServer:
         self.used: dict[str, int] = {}
         self.allow_destructive = allow_destructive
         self.executions = 0
+        self.served = 0
+        self.synthetic = 0
 
     def call(self, name: str, arguments: Any) -> tuple[str, str, str]:
         """(result text, status, provenance) for one tool call of the live model."""
         key = args_key(name, arguments)
         matches = self.recorded.get(key)
         if matches:
+            self.served += 1
             index = self.used.get(key, 0)
             self.used[key] = index + 1
             event = matches[min(index, len(matches) - 1)]  # repeated calls reuse the last recorded answer
@@ -479,9 +484,12 @@ class ToolServer:
         # Stand-ins made up by the script are "synthetic" (as in replaykit's openai engine).
         function = RUNNABLE_TOOLS.get(name)
         if function is None:
+            self.synthetic += 1
             return NOT_AVAILABLE.format(name=name), "unavailable", "synthetic"
-        if is_destructive(name, arguments) and not self.allow_destructive:
-            return f"[replaykit] dry run: {name} is destructive; pass --allow-destructive to run it", "dry_run", "synthetic"
+        if is_destructive(name) and not self.allow_destructive:
+            self.synthetic += 1
+            return (f"[replaykit dry-run] The tool call {name!r} was NOT executed: it looks destructive. Nothing was "
+                    "changed. Re-run with --allow-destructive to execute it.", "dry_run", "synthetic")
         self.executions += 1
         return str(function(arguments)), "ok", "live"
 
@@ -577,7 +585,10 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
         step_no += 1
     document["counters"]["provider_calls"] = client.attempts
     document["counters"]["tool_executions"] = tools_server.executions
+    document["counters"]["served_tool_steps"] += tools_server.served
     document["counters"]["live_llm_steps"] = llm_calls
+    document["counters"]["live_tool_steps"] = tools_server.executions
+    document["counters"]["synthetic_steps"] = tools_server.synthetic
     document["live"] = {"base_url": public_url(client.base_url), "model": opts.model, "cut": cut,
                         "retries": client.errors, "api_key_env": opts.api_key_env}
     document["messages"] = messages
