@@ -102,8 +102,10 @@ def _message_html(message: Message) -> str:
 
 
 def _cost_info(run: Run) -> dict[str, Any]:
+    import importlib
+
     try:
-        from replaykit.core import cost as cost_module
+        cost_module = importlib.import_module("replaykit.core.cost")
     except ImportError:
         return {}
     try:
@@ -177,10 +179,10 @@ def render_run(run: Run) -> str:
                  "<th>provenance</th><th>status</th><th>what</th></tr>")
     for row in rows:
         cls = "failing" if row["failing"] else ("error" if row["kind"] == "error" else "")
-        step = "" if row["step"] is None else f'<a href="#step-{row["step"]}">{row["step"]}</a>'
+        step_link = "" if row["step"] is None else f'<a href="#step-{row["step"]}">{row["step"]}</a>'
         duration = "" if row["duration"] is None else f"{row['duration']:.3f}"
         parts.append(
-            f'<tr class="{cls}"><td>{step}</td><td>{row["t"]:.3f}</td><td>{duration}</td><td>{esc(row["kind"])}</td>'
+            f'<tr class="{cls}"><td>{step_link}</td><td>{row["t"]:.3f}</td><td>{duration}</td><td>{esc(row["kind"])}</td>'
             f'<td>{_prov(row["provenance"])}</td><td>{esc(row["status"])}</td><td>{esc(row["summary"])}'
             f'{" ✗ failing step" if row["failing"] else ""}</td></tr>'
         )
