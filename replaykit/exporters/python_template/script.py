@@ -36,9 +36,14 @@ RUN_ID: str | None = None
 # @@METADATA@@
 
 # ================================================================================= the replay engine
+# replaykit.core.replay_doc, verbatim: the pure function behind `replaykit replay --json`.
+# build_replay_document() walks the events in recorded order and serves every step from the record.
 # @@ENGINE@@
 
 # ======================================================================================= the script
+# Reading guide: main() (at the end) picks a mode. replay() serves the steps through
+# build_replay_document() above, and play_steps() walks them (progress on stderr, --timed waits);
+# apply_edit() is --edit, live_replay() is --live, diff_scripts() is --diff, write_html() is --html.
 SCRIPT_FORMAT = "replaykit.python-script"
 SCRIPT_FORMAT_VERSION = 1
 NOT_AVAILABLE = "[replaykit] tool {name!r} is not available in this standalone replay: no recorded call matched"
