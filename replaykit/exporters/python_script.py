@@ -3,9 +3,10 @@
 Safety by construction: trace content never becomes Python syntax. The run is embedded as ONE JSON
 document (``{"header": ..., "events": [...]}``, exactly the trace's lines as JSON) inside the string
 literal ``TRACE_JSON``, one event per source line so two exported runs diff readably. Each source line
-is ``repr()`` of a piece of ``json.dumps(..., ensure_ascii=True)`` output, i.e. of printable ASCII only
-(0x20-0x7E): no newline, NUL, surrogate, U+2028/2029 or non-ASCII byte can reach the source, and
-``repr`` escapes every backslash and the enclosing quote. The script decodes it with ``json.loads``.
+is ``repr()`` of a piece of JSON made of printable ASCII only (0x20-0x7E; every other character is a
+``\\uXXXX`` escape, see ``model_json``): no newline, NUL, surrogate, U+2028/2029 or non-ASCII byte can
+reach the source, and ``repr`` escapes every backslash and the enclosing quote. The script decodes it
+with ``json.loads``.
 Metadata constants use ``ascii()`` (an ASCII-only literal that evaluates back to the value); the header
 docstring and comments only show a whitelisted character set.
 
