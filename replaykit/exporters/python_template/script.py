@@ -76,9 +76,8 @@ def decode_trace(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         data = json.loads(text)
     except ValueError as exc:
         raise ScriptError(f"embedded trace is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("header"), dict) or not isinstance(
-        data.get("events"), list
-    ):
+    if (not isinstance(data, dict) or not isinstance(data.get("header"), dict)
+            or not isinstance(data.get("events"), list) or not all(isinstance(e, dict) for e in data["events"])):
         raise ScriptError("embedded data is not a replaykit trace document")
     return data["header"], data["events"]
 
@@ -790,6 +789,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `python run.py | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 # <template-only>
