@@ -151,6 +151,26 @@ def _engine_source() -> str:
     return "".join(keep).strip("\n") + "\n"
 
 
+def _defined_names(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+@lru_cache(maxsize=1)
+def _check_no_name_clash() -> None:
+    """The engine and the script body share one module namespace: a name defined in both would
+    silently replace the engine's (and change the document). Refuse to generate such a script."""
+    clash = _defined_names(_engine_source()) & _defined_names(_template_body())
+    if clash:
+        raise AssertionError(f"script template redefines engine names: {', '.join(sorted(clash))}")
+
+
 def _docstring(run: Run, header: dict[str, Any]) -> str:
     source = header.get("source") or {}
     framework = " ".join(str(x) for x in (source.get("framework"), source.get("framework_version")) if x)
@@ -215,6 +235,7 @@ def render(run: Run) -> str:
         metadata = _metadata(run, header)
     except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)
         raise BadInput(f"run {run.run_id!r} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
+    _check_no_name_clash()
     body = _template_body()
     for marker, text in (("# @@METADATA@@\n", metadata), ("# @@ENGINE@@\n", _engine_source()),
                          ("# @@TRACE@@\n", literal)):

@@ -232,3 +232,13 @@ def test_dump_trace_is_the_trace(tmp_path: Path) -> None:
     lines = HERMES_FIXTURES[0].read_text().splitlines()
     assert dumped["header"] == json.loads(lines[0])
     assert dumped["events"] == [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def test_script_body_never_shadows_an_engine_name() -> None:
+    from replaykit.exporters import python_script as ps
+
+    engine = ps._defined_names(ps._engine_source())
+    body = ps._defined_names(ps._template_body())
+    assert {"build_replay_document", "step_summary", "RangeError"} <= engine
+    assert {"main", "replay", "live_replay", "diff_scripts"} <= body
+    assert not engine & body

@@ -106,11 +106,11 @@ def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
         raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": ...}')
     target, new = next(iter(value.items()))
     if target == "response":
-        new = response_message(new)
+        new = edited_response(new)
     return step, target, new
 
 
-def response_message(value: Any) -> dict[str, Any]:
+def edited_response(value: Any) -> dict[str, Any]:
     """A new model answer: "text", a list of tool calls ({"name", "arguments", "id"?}, or OpenAI's
     {"function": {...}} items), or {"content": "text", "tool_calls": [...]}."""
     content, calls = (value, []) if isinstance(value, str) else (None, value)
