@@ -120,7 +120,7 @@ class PlayMiddleware:
             if decision.action == "serve" and decision.event is not None:
                 event = decision.event
                 return event.result if event.result is not None else (event.error or "")
-            verdict = gate(name, args, self.options.allow_destructive)
+            verdict = gate(name, args, self.options.allow_destructive, store=self.options.store.root)
             if not verdict.run:
                 text = verdict.result_text or "[replaykit] not executed"
                 self.cursor.live_tool(call_id, name, args, result=text, status=verdict.status or "dry_run",
