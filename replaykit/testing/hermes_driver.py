@@ -6,7 +6,7 @@ sets ``HERMES_HOME`` (Hermes computes paths at import time), so it is launched b
 
 Spec keys: base_url, model, api_mode (optional), provider ("custom"), toolsets, turns (list of user
 messages), max_iterations, echo_tool (register the ``harness_echo`` tool), wait_subagents (seconds to wait
-for background subagents), interrupt_on_tool (interrupt the agent when this tool starts), session_db.
+for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db.
 """
 
 from __future__ import annotations
@@ -30,6 +30,19 @@ def _register_echo_tool() -> None:
         "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
     }
     registry.register("harness_echo", "harness", schema, harness_echo, description="echo")
+
+    def harness_interrupt(args: dict[str, Any], **_kw: Any) -> str:
+        # Simulates the user pressing Ctrl-C while a tool runs.
+        if _AGENT is not None:
+            _AGENT.interrupt("harness interrupt")
+        return json.dumps({"interrupted": True})
+
+    stop_schema = {"name": "harness_interrupt", "description": "Interrupt the agent.",
+                   "parameters": {"type": "object", "properties": {}}}
+    registry.register("harness_interrupt", "harness_stop", stop_schema, harness_interrupt, description="stop")
+
+
+_AGENT: Any = None
 
 
 def _wait_for_subagents(seconds: float) -> None:
@@ -72,17 +85,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     t1 = time.perf_counter()
     agent = run_agent.AIAgent(**kwargs)
     t_init = time.perf_counter() - t1
-    interrupt_tool = spec.get("interrupt_on_tool")
-    if interrupt_tool:
-        original = agent.tool_start_callback
-
-        def on_tool_start(*args: Any, **kw: Any) -> None:
-            if interrupt_tool in args or kw.get("tool_name") == interrupt_tool:
-                agent.interrupt("harness interrupt")
-            if original:
-                original(*args, **kw)
-
-        agent.tool_start_callback = on_tool_start
+    global _AGENT
+    _AGENT = agent
     results = []
     history: list[dict[str, Any]] | None = None
     t2 = time.perf_counter()

@@ -12,6 +12,7 @@ swallowed (middleware always calls ``next_call`` exactly once and re-raises only
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import threading
@@ -88,6 +89,8 @@ class SessionRun:
     ir_tools: list[ToolSpec] | None = None
     attempts: dict[str, int] = field(default_factory=dict)
     pending_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hook_info: dict[str, dict[str, Any]] = field(default_factory=dict)  # post_tool_call seen mid-execution
+    emitted_calls: set[str] = field(default_factory=set)
     pending_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
     call_origin: dict[str, str] = field(default_factory=dict)  # tool_call_id -> llm_call event id
     step_of: dict[str, int] = field(default_factory=dict)  # llm_call event id -> step index
@@ -271,6 +274,7 @@ class HermesCapture:
         """Stash the failed attempt; ``api_request_error`` completes it (or the next flush does)."""
         state: SessionRun = cap["state"]
         rid = cap["kw"].get("api_request_id") or ""
+        cap["params"] = _wire_params(cap, exc)
         with state.lock:
             state.pending_errors[rid] = {**cap, "exc_type": type(exc).__name__, "exc_message": str(exc)[:2000],
                                          "status_code": getattr(exc, "status_code", None),
@@ -328,11 +332,16 @@ class HermesCapture:
         if not session_id:
             return
         state = self.session(session_id)
+        pending = {
+            "name": kw.get("tool_name"), "args": kw.get("args"), "original_args": kw.get("original_args"),
+            "result": result, "exc": exc, "t": t, "duration": round(time.perf_counter() - t0, 6), "kw": kw,
+        }
         with state.lock:
-            state.pending_tools[key[1]] = {
-                "name": kw.get("tool_name"), "args": kw.get("args"), "original_args": kw.get("original_args"),
-                "result": result, "exc": exc, "t": t, "duration": round(time.perf_counter() - t0, 6), "kw": kw,
-            }
+            hook = state.hook_info.pop(key[1], None)
+            if hook is not None:  # thread-pool path: the inner layer's post_tool_call came first
+                self._emit_tool(state, key[1], pending, hook)
+            else:  # sequential path: post_tool_call follows and completes it
+                state.pending_tools[key[1]] = pending
 
     def post_tool_call(self, kw: Mapping[str, Any]) -> None:
         session_id = kw.get("session_id")
@@ -341,11 +350,17 @@ class HermesCapture:
         state = self.session(session_id)
         call_id = str(kw.get("tool_call_id") or f"{kw.get('tool_name')}@{threading.get_ident()}")
         with state.lock:
+            if call_id in state.emitted_calls:
+                return  # the outer layer of a nested chain reports the same call again
             pending = state.pending_tools.pop(call_id, None)
+            if pending is None and (session_id, call_id) in self._active_tools:
+                state.hook_info[call_id] = dict(kw)  # tool_exit of the outermost layer will emit
+                return
             self._emit_tool(state, call_id, pending, kw)
 
     def _emit_tool(self, state: SessionRun, call_id: str, pending: dict[str, Any] | None,
                    hook: Mapping[str, Any] | None) -> None:
+        state.emitted_calls.add(call_id)
         hook = hook or {}
         src: Mapping[str, Any] = pending or hook
         name = str(src.get("name") or hook.get("tool_name") or "")
@@ -434,6 +449,10 @@ class HermesCapture:
         for call_id, pending in list(state.pending_tools.items()):
             self._emit_tool(state, call_id, pending, None)
         state.pending_tools.clear()
+        for call_id, hook in list(state.hook_info.items()):
+            if call_id not in state.emitted_calls:
+                self._emit_tool(state, call_id, None, hook)
+        state.hook_info.clear()
 
     # ------------------------------------------------------------------ subagents
 
@@ -478,6 +497,30 @@ class HermesCapture:
             status = str(kw.get("child_status") or "completed")
             self.session_close({"session_id": child_sid, "reason": "subagent_stop"},
                                status=status if status in ("completed", "interrupted", "failed") else "failed")
+
+
+def _wire_params(cap: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """Body params of a failed attempt. The SDK error usually carries the HTTP request it sent: take the
+    transport flags (stream, stream_options) from it; else assume Hermes's default (streaming, except on
+    its non-streaming cron path)."""
+    params = dict(cap["params"])
+    body = None
+    request = getattr(exc, "request", None)
+    try:
+        content = request.content if request is not None else None
+        body = json.loads(content) if content else None
+    except Exception:
+        body = None
+    if isinstance(body, dict):
+        for key in ("stream", "stream_options"):
+            if key in body:
+                params[key] = body[key]
+        return params
+    if cap["kw"].get("platform") != "cron":
+        params["stream"] = True
+        if cap["api"] == "openai-chat":
+            params.setdefault("stream_options", {"include_usage": True})
+    return params
 
 
 def _tail_state(path: Path) -> tuple[int, float]:
