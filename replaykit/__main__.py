@@ -1,0 +1,3 @@
+from replaykit.cli.main import entrypoint
+
+entrypoint()

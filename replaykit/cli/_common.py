@@ -1,0 +1,85 @@
+"""Shared CLI plumbing: store/json flags, one-line errors, JSON output, rich console."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from replaykit.core.errors import ReplaykitError
+
+
+def fail(message: str, *, code: int = 2) -> NoReturn:
+    one_line = " ".join(str(message).split())
+    print(f"replaykit: error: {one_line}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def run_handler(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace, *, debug: bool) -> int:
+    try:
+        return int(handler(args) or 0)
+    except ReplaykitError as exc:
+        if debug:
+            raise
+        print(f"replaykit: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("replaykit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if debug:
+            raise
+        first = " ".join(str(exc).split())[:300]
+        print(
+            f"replaykit: error: internal error ({type(exc).__name__}: {first}); "
+            "rerun with REPLAYKIT_DEBUG=1 for a traceback",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def add_store(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store", metavar="DIR", default=None,
+        help="run store directory (default: $REPLAYKIT_HOME, $HERMES_HOME/replaykit, ~/.replaykit)",
+    )
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from replaykit.core.store import RunStore
+
+    return RunStore(getattr(args, "store", None))
+
+
+def load_run(args: argparse.Namespace, ref: str | None = None) -> Any:
+    """Load RUN (a run id in the store or a trace file path); warnings go to stderr."""
+    store = open_store(args)
+    run = store.load(ref if ref is not None else args.run)
+    if run.report is not None:
+        for warning in run.report.warnings:
+            print(f"replaykit: warning: {run.report.path}: {warning}", file=sys.stderr)
+    return run
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def progress_enabled() -> bool:
+    return sys.stderr.isatty()

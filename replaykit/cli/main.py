@@ -1,0 +1,77 @@
+"""The ``replaykit`` command line.
+
+argparse (stdlib) rather than typer/click: the CLI contract fixes exit codes (0 ok, 1 differs, 2 bad
+input or usage) and one-line errors, which argparse gives with a two-method subclass; it adds no
+dependency inside a Hermes environment and starts fast. Each command lives in ``cmd_<name>.py`` with
+``register(subparsers)``; heavy imports happen inside handlers so ``replaykit --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from replaykit import __version__
+from replaykit.cli._common import fail, run_handler
+
+#: The fixed command contract (product.md). Order is the order of ``--help``.
+COMMANDS = (
+    "demo", "runs", "inspect", "replay", "branch", "play", "diff", "export", "redact",
+    "import", "cost", "validate", "schema", "hermes",
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2) instead of a usage dump."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        fail(f"{message} (see '{self.prog} --help')", code=2)
+
+
+def _reserved(subparsers: argparse._SubParsersAction, name: str) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(name, help=f"({name}: not available in this build)")
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def handler(args: argparse.Namespace) -> int:
+        fail(f"'replaykit {name}' is not available in this build yet", code=2)
+        return 2
+
+    parser.set_defaults(handler=handler)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="replaykit", description="Record, replay, branch, diff and export agent runs.")
+    parser.add_argument("--version", action="version", version=f"replaykit {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name in COMMANDS:
+        module_name = f"replaykit.cli.cmd_{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            _reserved(subparsers, name)
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return run_handler(handler, args, debug=bool(os.environ.get("REPLAYKIT_DEBUG")))
+
+
+def entrypoint() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entrypoint()

@@ -1,0 +1,343 @@
+"""Recorder: the one way adapters and engines turn what happened into IR events.
+
+It numbers events, stamps time offsets, declares each distinct tool set once, and delta-encodes every
+LLM request against the previous one (the common prefix is kept by reference), so a long run's trace
+grows linearly. Events go to a ``RunWriter`` as they happen (crash-safe) and/or stay in memory.
+
+Thread-safe: adapters call it from worker threads (parallel tools, subagents).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from replaykit.core.canonical import tools_hash
+from replaykit.core.ir import (
+    Correlation,
+    DesyncEvent,
+    ErrorEvent,
+    Event,
+    LLMCallEvent,
+    LLMRequest,
+    LLMResponse,
+    Message,
+    MessageDelta,
+    MetaEvent,
+    OpaqueEvent,
+    Provenance,
+    ResultBlock,
+    RunEndEvent,
+    RunHeader,
+    SubagentEvent,
+    SyntheticEvent,
+    ToolCallEvent,
+    ToolsEvent,
+    ToolSpec,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from replaykit.core.store import RunWriter
+
+
+def _new_event_id(seq: int) -> str:
+    return f"e{seq}-{secrets.token_hex(3)}"
+
+
+class Recorder:
+    """Builds a run's events. ``writer=None`` keeps them in memory only (``keep_events`` forced on)."""
+
+    def __init__(
+        self,
+        header: RunHeader,
+        writer: RunWriter | None = None,
+        *,
+        keep_events: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        start_seq: int = 0,
+        t0: float | None = None,
+    ) -> None:
+        self.header = header
+        self.writer = writer
+        self.keep_events = keep_events or writer is None
+        self.events: list[Event] = []
+        self._clock = clock
+        self._t0 = clock() if t0 is None else t0
+        self._seq = start_seq
+        self._lock = threading.RLock()
+        self._declared_tools: dict[str, str] = {}  # tools hash -> hash (set semantics, insertion order)
+        self._last_request_id: str | None = None
+        self._last_messages: list[Message] = []
+
+    # ----------------------------------------------------------------------------------- basics
+
+    @property
+    def run_id(self) -> str:
+        return self.header.run_id
+
+    def now(self) -> float:
+        """Seconds since the run started (the ``t`` of an event happening now)."""
+        return round(self._clock() - self._t0, 6)
+
+    def _take_seq(self) -> int:
+        seq = self._seq
+        self._seq += 1
+        return seq
+
+    def emit(self, event: Event) -> Event:
+        """Write (and keep) an already-built event; its ``seq`` must come from ``next_ids``."""
+        with self._lock:
+            if self.writer is not None:
+                self.writer.append(event)
+            if self.keep_events:
+                self.events.append(event)
+        return event
+
+    def next_ids(self) -> tuple[int, str]:
+        with self._lock:
+            seq = self._take_seq()
+        return seq, _new_event_id(seq)
+
+    def _base(self, t: float | None, duration: float | None, provenance: Provenance,
+              corr: Correlation | None, provider_details: dict[str, Any] | None) -> dict[str, Any]:
+        seq = self._take_seq()
+        return {
+            "seq": seq,
+            "id": _new_event_id(seq),
+            "t": self.now() if t is None else t,
+            "duration": duration,
+            "provenance": provenance,
+            "corr": corr,
+            "provider_details": provider_details,
+        }
+
+    def sync(self) -> None:
+        if self.writer is not None:
+            self.writer.sync()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+    # ------------------------------------------------------------------------------------ tools
+
+    def declare_tools(self, tools: Sequence[ToolSpec] | None) -> str | None:
+        """Emit a ``tools`` event the first time a tool set is seen; return its hash."""
+        if not tools:
+            return None
+        digest = tools_hash(tools)
+        with self._lock:
+            if digest in self._declared_tools:
+                return digest
+            self._declared_tools[digest] = digest
+            base = self._base(None, None, Provenance.RECORDED, None, None)
+            self.emit(ToolsEvent(**base, hash=digest, tools=list(tools)))
+        return digest
+
+    # ------------------------------------------------------------------------------------ delta
+
+    def _delta(self, messages: Sequence[Message]) -> MessageDelta:
+        previous = self._last_messages
+        keep = 0
+        limit = min(len(previous), len(messages))
+        while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+            keep += 1
+        if self._last_request_id is None or keep == 0:
+            return MessageDelta(base=None, keep=0, append=list(messages))
+        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
+
+    def request(
+        self,
+        messages: Sequence[Message],
+        *,
+        api: str = "openai-chat",
+        model: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        params: dict[str, Any] | None = None,
+        fingerprint: str | None = None,
+        provider_details: dict[str, Any] | None = None,
+    ) -> LLMRequest:
+        """Build the delta-encoded request for the next LLM call (call under ``self._lock``)."""
+        return LLMRequest(
+            api=api,  # type: ignore[arg-type]
+            model=model,
+            context=self._delta(messages),
+            tools_ref=self.declare_tools(tools),
+            params=dict(params or {}),
+            fingerprint=fingerprint,
+            provider_details=provider_details,
+        )
+
+    # ---------------------------------------------------------------------------------- events
+
+    def llm_call(
+        self,
+        messages: Sequence[Message],
+        response: LLMResponse,
+        *,
+        api: str = "openai-chat",
+        model: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        params: dict[str, Any] | None = None,
+        t: float | None = None,
+        duration: float | None = None,
+        attempt: int = 1,
+        provenance: Provenance = Provenance.RECORDED,
+        corr: Correlation | None = None,
+        fingerprint: str | None = None,
+        request_details: dict[str, Any] | None = None,
+        provider_details: dict[str, Any] | None = None,
+    ) -> LLMCallEvent:
+        with self._lock:
+            request = self.request(
+                messages, api=api, model=model, tools=tools, params=params,
+                fingerprint=fingerprint, provider_details=request_details,
+            )
+            base = self._base(t, duration, provenance, corr, provider_details)
+            event = LLMCallEvent(**base, request=request, response=response, attempt=attempt)
+            self.emit(event)
+            self._last_request_id = event.id
+            self._last_messages = list(messages)
+        return event
+
+    def llm_error(
+        self,
+        messages: Sequence[Message] | None,
+        *,
+        message: str,
+        error_type: str | None = None,
+        status_code: int | None = None,
+        retryable: bool | None = None,
+        attempt: int | None = None,
+        api: str = "openai-chat",
+        model: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        params: dict[str, Any] | None = None,
+        t: float | None = None,
+        duration: float | None = None,
+        provenance: Provenance = Provenance.RECORDED,
+        corr: Correlation | None = None,
+        provider_details: dict[str, Any] | None = None,
+    ) -> ErrorEvent:
+        with self._lock:
+            request = None
+            if messages is not None:
+                request = self.request(messages, api=api, model=model, tools=tools, params=params)
+            base = self._base(t, duration, provenance, corr, provider_details)
+            event = ErrorEvent(
+                **base, where="llm", error_type=error_type, message=message, status_code=status_code,
+                retryable=retryable, attempt=attempt, request=request,
+            )
+            self.emit(event)
+            if messages is not None:
+                self._last_request_id = event.id
+                self._last_messages = list(messages)
+        return event
+
+    def tool_call(
+        self,
+        call_id: str,
+        name: str,
+        arguments: Any = None,
+        *,
+        raw_arguments: str | None = None,
+        result: str | None = None,
+        result_blocks: list[ResultBlock] | None = None,
+        status: str = "ok",
+        error: str | None = None,
+        llm_call_id: str | None = None,
+        t: float | None = None,
+        duration: float | None = None,
+        provenance: Provenance = Provenance.RECORDED,
+        corr: Correlation | None = None,
+        provider_details: dict[str, Any] | None = None,
+    ) -> ToolCallEvent:
+        with self._lock:
+            base = self._base(t, duration, provenance, corr, provider_details)
+            event = ToolCallEvent(
+                **base, call_id=call_id, name=name, arguments=arguments, raw_arguments=raw_arguments,
+                result=result, result_blocks=result_blocks, status=status,  # type: ignore[arg-type]
+                error=error, llm_call_id=llm_call_id,
+            )
+            self.emit(event)
+        return event
+
+    def _simple(self, cls: type[Any], *, t: float | None = None, duration: float | None = None,
+                provenance: Provenance = Provenance.RECORDED, corr: Correlation | None = None,
+                provider_details: dict[str, Any] | None = None, **fields: Any) -> Any:
+        with self._lock:
+            base = self._base(t, duration, provenance, corr, provider_details)
+            event = cls(**base, **fields)
+            self.emit(event)
+        return event
+
+    def turn_start(self, message: Message, *, turn: int = 0, **kw: Any) -> TurnStartEvent:
+        event: TurnStartEvent = self._simple(TurnStartEvent, message=message, turn=turn, **kw)
+        return event
+
+    def turn_end(self, final_answer: str | None, *, status: str = "completed", reason: str | None = None,
+                 sync: bool = True, **kw: Any) -> TurnEndEvent:
+        event: TurnEndEvent = self._simple(TurnEndEvent, final_answer=final_answer, status=status,
+                                           reason=reason, **kw)
+        if sync:  # turn end is the durability point: fsync
+            self.sync()
+        return event
+
+    def meta(self, data: dict[str, Any], **kw: Any) -> MetaEvent:
+        event: MetaEvent = self._simple(MetaEvent, data=data, **kw)
+        return event
+
+    def opaque(self, source: str, name: str, data: Any = None, **kw: Any) -> OpaqueEvent:
+        event: OpaqueEvent = self._simple(OpaqueEvent, source=source, name=name, data=data, **kw)
+        return event
+
+    def error(self, message: str, *, where: str = "run", **fields: Any) -> ErrorEvent:
+        event: ErrorEvent = self._simple(ErrorEvent, message=message, where=where, **fields)
+        return event
+
+    def subagent(self, phase: str, **fields: Any) -> SubagentEvent:
+        event: SubagentEvent = self._simple(SubagentEvent, phase=phase, **fields)
+        return event
+
+    def desync(self, step: int, *, reason: str, expected: str | None = None, actual: str | None = None,
+               **kw: Any) -> DesyncEvent:
+        kw.setdefault("provenance", Provenance.DESYNC)
+        event: DesyncEvent = self._simple(DesyncEvent, step=step, reason=reason, expected=expected,
+                                          actual=actual, **kw)
+        return event
+
+    def synthetic(self, step: int, *, reason: str, **kw: Any) -> SyntheticEvent:
+        kw.setdefault("provenance", Provenance.SYNTHETIC)
+        event: SyntheticEvent = self._simple(SyntheticEvent, step=step, reason=reason, **kw)
+        return event
+
+    def run_end(self, final_answer: str | None = None, *, status: str = "completed",
+                reason: str | None = None, **kw: Any) -> RunEndEvent:
+        event: RunEndEvent = self._simple(RunEndEvent, final_answer=final_answer, status=status,
+                                          reason=reason, **kw)
+        self.sync()
+        return event
+
+    def copy_events(self, events: Sequence[Event]) -> None:
+        """Append events from another run verbatim (a branch's served prefix), keeping ids and
+        continuing numbering after them. Delta bases stay valid because ids are kept."""
+        with self._lock:
+            for event in events:
+                self.emit(event)
+                self._seq = max(self._seq, event.seq + 1)
+                if isinstance(event, ToolsEvent):
+                    self._declared_tools[event.hash] = event.hash
+            # The next request is delta-encoded against the last copied request.
+            for event in reversed(events):
+                if isinstance(event, LLMCallEvent) or (isinstance(event, ErrorEvent) and event.request):
+                    self._last_request_id = event.id
+                    break
+
+    def set_last_request(self, event_id: str, messages: Sequence[Message]) -> None:
+        """Tell the delta encoder which request later ones extend (after ``copy_events``)."""
+        with self._lock:
+            self._last_request_id = event_id
+            self._last_messages = list(messages)

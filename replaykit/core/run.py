@@ -1,0 +1,269 @@
+"""A loaded run: the header, its events, and the views every engine needs.
+
+``Run`` resolves the IR's compact encodings: the delta-encoded request messages of each LLM call
+(``request_messages``), the tool declarations it referenced (``request_tools``), the numbered steps
+(LLM calls and tool calls, in recorded order), the final conversation and answer, the failing step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from replaykit.core.errors import TraceError
+from replaykit.core.ir import (
+    ErrorEvent,
+    Event,
+    LLMCallEvent,
+    LLMRequest,
+    Message,
+    MetaEvent,
+    RunEndEvent,
+    RunHeader,
+    ToolCallEvent,
+    ToolResultPart,
+    ToolsEvent,
+    ToolSpec,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from replaykit.core.store import ReadReport, iter_trace
+
+StepEvent = LLMCallEvent | ToolCallEvent
+
+
+@dataclass(frozen=True)
+class Step:
+    """A numbered step: one LLM call or one tool call."""
+
+    index: int
+    event: StepEvent
+
+    @property
+    def kind(self) -> str:
+        return "llm" if isinstance(self.event, LLMCallEvent) else "tool"
+
+    @property
+    def failed(self) -> bool:
+        event = self.event
+        if isinstance(event, ToolCallEvent):
+            return event.status == "error"
+        return event.response.finish_reason in ("error", "content_filter")
+
+
+class Run:
+    def __init__(self, header: RunHeader, events: Iterable[Event], report: ReadReport | None = None) -> None:
+        self.header = header
+        self.events: list[Event] = list(events)
+        self.report = report
+        self._messages_cache: dict[str, list[Message]] = {}
+
+    # ----------------------------------------------------------------------------------- loading
+
+    @classmethod
+    def load(cls, path: str | Path) -> Run:
+        path = Path(path)
+        report = ReadReport(path)
+        lines = iter_trace(path, report)
+        header = next(lines)
+        assert isinstance(header, RunHeader)
+        events: list[Event] = []
+        for item in lines:
+            assert not isinstance(item, RunHeader)
+            events.append(item)
+        run = cls(header, events, report)
+        run.check_references()
+        return run
+
+    @property
+    def run_id(self) -> str:
+        return self.header.run_id
+
+    @cached_property
+    def by_id(self) -> dict[str, Event]:
+        return {e.id: e for e in self.events}
+
+    def check_references(self) -> None:
+        """Every delta base and tools_ref must point backwards at an existing event."""
+        seen: dict[str, Event] = {}
+        tools: set[str] = set()
+        for event in self.events:
+            request = _request_of(event)
+            if request is not None:
+                base = request.context.base
+                if base is not None:
+                    base_event = seen.get(base)
+                    if base_event is None or _request_of(base_event) is None:
+                        raise TraceError(
+                            f"run {self.run_id}: event {event.seq} refers to unknown earlier request {base!r}"
+                        )
+                if request.tools_ref is not None and request.tools_ref not in tools:
+                    raise TraceError(
+                        f"run {self.run_id}: event {event.seq} refers to undeclared tools {request.tools_ref!r}"
+                    )
+            if isinstance(event, ToolsEvent):
+                tools.add(event.hash)
+            seen[event.id] = event
+
+    # ------------------------------------------------------------------------------------- views
+
+    @cached_property
+    def steps(self) -> list[Step]:
+        out: list[Step] = []
+        for event in self.events:
+            if isinstance(event, LLMCallEvent | ToolCallEvent):
+                out.append(Step(len(out), event))
+        return out
+
+    @cached_property
+    def tool_sets(self) -> dict[str, list[ToolSpec]]:
+        return {e.hash: e.tools for e in self.events if isinstance(e, ToolsEvent)}
+
+    def step(self, index: int) -> Step:
+        if not 0 <= index < len(self.steps):
+            from replaykit.core.errors import BadInput
+
+            raise BadInput(f"step {index} out of range: run {self.run_id} has steps 0..{len(self.steps) - 1}")
+        return self.steps[index]
+
+    def request_tools(self, request: LLMRequest) -> list[ToolSpec] | None:
+        if request.tools_ref is None:
+            return None
+        return self.tool_sets[request.tools_ref]
+
+    def request_messages(self, event: Event) -> list[Message]:
+        """The full message list of an LLM call's (or failed attempt's) request."""
+        request = _request_of(event)
+        if request is None:
+            raise TraceError(f"event {event.seq} ({event.kind}) has no LLM request")
+        cached = self._messages_cache.get(event.id)
+        if cached is not None:
+            return list(cached)
+        # Walk the chain of bases back to a root, then rebuild forward (no recursion: long runs).
+        chain: list[Event] = []
+        cursor: Event | None = event
+        while cursor is not None and cursor.id not in self._messages_cache:
+            chain.append(cursor)
+            req = _request_of(cursor)
+            assert req is not None
+            base = req.context.base
+            cursor = self.by_id.get(base) if base is not None else None
+            if base is not None and cursor is None:
+                raise TraceError(f"run {self.run_id}: unknown request base {base!r}")
+        messages: list[Message] = list(self._messages_cache[cursor.id]) if cursor is not None else []
+        for item in reversed(chain):
+            req = _request_of(item)
+            assert req is not None
+            if req.context.base is None:
+                messages = list(req.context.append)
+            else:
+                if req.context.keep > len(messages):
+                    raise TraceError(
+                        f"run {self.run_id}: event {item.seq} keeps {req.context.keep} messages "
+                        f"of a request that has {len(messages)}"
+                    )
+                messages = messages[: req.context.keep] + list(req.context.append)
+            self._messages_cache[item.id] = messages
+        return list(messages)
+
+    def llm_calls(self) -> list[LLMCallEvent]:
+        return [e for e in self.events if isinstance(e, LLMCallEvent)]
+
+    def tool_calls(self) -> list[ToolCallEvent]:
+        return [e for e in self.events if isinstance(e, ToolCallEvent)]
+
+    def user_turns(self) -> list[TurnStartEvent]:
+        return [e for e in self.events if isinstance(e, TurnStartEvent)]
+
+    def conversation(self) -> list[Message]:
+        """The run's conversation as the model last saw it, plus its last answer and tool results."""
+        calls = self.llm_calls()
+        if not calls:
+            return [e.message for e in self.user_turns()]
+        last = calls[-1]
+        messages = [*self.request_messages(last), last.response.message]
+        results = [
+            e for e in self.events if isinstance(e, ToolCallEvent) and e.seq > last.seq and e.result is not None
+        ]
+        for tool_event in results:
+            messages.append(
+                Message(
+                    role="tool",
+                    parts=[
+                        ToolResultPart(
+                            tool_call_id=tool_event.call_id,
+                            name=tool_event.name,
+                            content=tool_event.result or "",
+                            is_error=tool_event.status == "error",
+                        )
+                    ],
+                )
+            )
+        return messages
+
+    @property
+    def final_answer(self) -> str | None:
+        for event in reversed(self.events):
+            if isinstance(event, RunEndEvent | TurnEndEvent) and event.final_answer is not None:
+                return event.final_answer
+            if isinstance(event, LLMCallEvent):
+                if not event.response.message.tool_calls:
+                    return event.response.message.text
+                return None
+        return None
+
+    @property
+    def status(self) -> str:
+        for event in reversed(self.events):
+            if isinstance(event, RunEndEvent | TurnEndEvent):
+                return event.status
+        return "incomplete"
+
+    @property
+    def failing_step(self) -> int | None:
+        """The first step that failed (a tool error, an LLM error finish), else None."""
+        for step in self.steps:
+            if step.failed:
+                return step.index
+        return None
+
+    @property
+    def errors(self) -> list[ErrorEvent]:
+        return [e for e in self.events if isinstance(e, ErrorEvent)]
+
+    @cached_property
+    def meta(self) -> dict[str, Any]:
+        """Header metadata merged with every later ``meta`` event (later wins)."""
+        merged = dict(self.header.metadata)
+        for event in self.events:
+            if isinstance(event, MetaEvent):
+                merged.update(event.data)
+        return merged
+
+    @property
+    def model(self) -> str | None:
+        if self.header.model:
+            return self.header.model
+        for event in self.events:
+            if isinstance(event, LLMCallEvent):
+                return event.request.model or event.response.model
+        value = self.meta.get("model")
+        return value if isinstance(value, str) else None
+
+    @property
+    def duration(self) -> float:
+        end = 0.0
+        for event in self.events:
+            end = max(end, event.t + (event.duration or 0.0))
+        return end
+
+
+def _request_of(event: Event) -> LLMRequest | None:
+    if isinstance(event, LLMCallEvent):
+        return event.request
+    if isinstance(event, ErrorEvent):
+        return event.request
+    return None

@@ -1,0 +1,409 @@
+"""The run store: one append-only JSONL file per run in a local directory.
+
+Layout: ``<root>/<run_id>.jsonl``; the first line is the ``RunHeader``, then one event per line.
+
+Durability: each event is written with a single ``os.write`` of one whole line to a file opened with
+``O_APPEND`` (no user-space buffer, so every event is in the kernel as soon as ``append`` returns and
+survives the death of the writing process); ``sync()`` fsyncs, and recorders call it at turn end.
+A crash can therefore only tear the *last* line, which the reader reports and skips.
+
+Safety: run ids are validated (``[A-Za-z0-9._-]``, at most 128 characters, not starting with ``.``);
+every path is checked to resolve inside the store root; directories are created 0700, files 0600;
+runs are created with ``O_EXCL`` so recording never overwrites another run's file.
+
+Location: ``--store DIR``, else ``$REPLAYKIT_HOME``, else ``$HERMES_HOME/replaykit`` when running inside
+Hermes, else ``~/.replaykit``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from replaykit.core.errors import (
+    InvalidRunId,
+    RunExists,
+    RunNotFound,
+    TraceError,
+    UnknownSchemaVersion,
+)
+from replaykit.core.ir import (
+    EVENT_ADAPTER,
+    HEADER_ADAPTER,
+    READABLE_SCHEMA_VERSIONS,
+    SCHEMA_NAME,
+    Event,
+    RunHeader,
+)
+
+RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+TRACE_SUFFIX = ".jsonl"
+# A single trace line above this size is refused: a hostile file cannot make the reader allocate
+# unbounded memory for one line.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
+def validate_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        shown = repr(run_id)[:80]
+        raise InvalidRunId(
+            f"invalid run id {shown}: use 1-128 characters from A-Z a-z 0-9 . _ - , not starting with '.'"
+        )
+    return run_id
+
+
+def new_run_id(prefix: str = "run") -> str:
+    """A fresh, sortable, collision-resistant run id: ``<prefix>-YYYYmmdd-HHMMSS-<8 hex>``."""
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
+    safe_prefix = re.sub(r"[^A-Za-z0-9_-]", "-", prefix)[:40] or "run"
+    return f"{safe_prefix}-{stamp}-{secrets.token_hex(4)}"
+
+
+def utc_now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def default_store_root(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    if env.get("REPLAYKIT_HOME"):
+        return Path(env["REPLAYKIT_HOME"]).expanduser()
+    if env.get("HERMES_HOME"):
+        return Path(env["HERMES_HOME"]).expanduser() / "replaykit"
+    return Path("~/.replaykit").expanduser()
+
+
+def _ensure_private_dir(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:  # not ours to chmod (e.g. a shared parent): the files are still 0600
+        pass
+
+
+# -------------------------------------------------------------------------------------------- writer
+
+
+class RunWriter:
+    """Appends events to one run file. Thread-safe; one ``os.write`` per event."""
+
+    def __init__(self, path: Path, header: RunHeader, *, exist_ok: bool = False) -> None:
+        self.path = path
+        self.header = header
+        self._lock = threading.Lock()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        if not exist_ok:
+            flags |= os.O_EXCL
+        try:
+            self._fd: int | None = os.open(path, flags, 0o600)
+        except FileExistsError as exc:
+            raise RunExists(f"run file already exists: {path}") from exc
+        if os.fstat(self._fd).st_size == 0:
+            self._write_line(header.model_dump_json(exclude_none=True))
+
+    def _write_line(self, text: str) -> None:
+        data = (text + "\n").encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self._fd is None:
+                raise TraceError(f"run {self.header.run_id} is closed")
+            view = memoryview(data)
+            while view:  # os.write may write less than asked on signals / full pipes
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+    def append(self, event: Event) -> None:
+        self._write_line(event.model_dump_json(exclude_none=True))
+
+    def append_raw(self, line: str) -> None:
+        """Append an already-serialized event line (used by hot-path recorders)."""
+        self._write_line(line)
+
+    def sync(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.fsync(self._fd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                try:
+                    os.fsync(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# -------------------------------------------------------------------------------------------- reader
+
+
+@dataclass
+class ReadReport:
+    """What the tolerant reader had to skip."""
+
+    path: Path
+    torn_tail: bool = False
+    torn_tail_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _parse_header(line: bytes, path: Path) -> RunHeader:
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        raise TraceError(f"{path}: line 1 is not JSON ({exc}); not a replaykit trace") from exc
+    if not isinstance(raw, dict) or raw.get("kind") != "run":
+        raise TraceError(f"{path}: line 1 is not a run header; not a replaykit trace")
+    if raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
+        raise TraceError(f"{path}: unknown trace schema {str(raw.get('schema_name'))[:60]!r}")
+    version = raw.get("schema_version")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        raise UnknownSchemaVersion(
+            f"{path}: trace schema version {str(version)[:20]} is not supported by this replaykit "
+            f"(reads {sorted(READABLE_SCHEMA_VERSIONS)}); upgrade replaykit"
+        )
+    from replaykit.core.migrate import migrate_header
+
+    try:
+        return HEADER_ADAPTER.validate_python(migrate_header(raw))
+    except ValidationError as exc:
+        raise TraceError(f"{path}: invalid run header: {_first_error(exc)}") from exc
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ()))
+    return f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg", "invalid"))
+
+
+def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHeader | Event]:
+    """Stream a trace file: the header, then each event. Memory is bounded by the longest line.
+
+    A torn last line (no newline, or not JSON) is reported in ``report`` and skipped; a bad line
+    anywhere else is a ``TraceError`` naming the line.
+    """
+    report = report if report is not None else ReadReport(path)
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError as exc:
+        raise RunNotFound(f"no such trace file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise TraceError(f"{path} is a directory, not a trace file") from exc
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        first = handle.readline(MAX_LINE_BYTES)
+        if not first:
+            raise TraceError(f"{path}: empty file; not a replaykit trace")
+        if not first.endswith(b"\n") and len(first) >= MAX_LINE_BYTES:
+            raise TraceError(f"{path}: header line longer than {MAX_LINE_BYTES} bytes")
+        header = _parse_header(first, path)
+        yield header
+        from replaykit.core.migrate import migrate_event
+
+        lineno = 1
+        pending: bytes | None = None
+        while True:
+            line = handle.readline(MAX_LINE_BYTES)
+            if pending is not None:
+                # ``pending`` was a complete line; decide now whether it was the last one.
+                yield _parse_event(pending, lineno, path, header, migrate_event, is_last=not line, report=report)
+                pending = None
+            if not line:
+                break
+            lineno += 1
+            if not line.endswith(b"\n"):
+                if len(line) >= MAX_LINE_BYTES:
+                    raise TraceError(f"{path}: line {lineno} is longer than {MAX_LINE_BYTES} bytes")
+                # No newline: the writer died mid-line. Keep it only if it parses completely.
+                try:
+                    event = _decode_event(line, header, migrate_event)
+                except (ValueError, ValidationError):
+                    report.torn_tail = True
+                    report.torn_tail_bytes = len(line)
+                    report.warnings.append(
+                        f"line {lineno}: torn last line ({len(line)} bytes) skipped; "
+                        "every complete event before it was kept"
+                    )
+                    break
+                yield event
+                break
+            if not line.strip():
+                continue
+            pending = line
+    finally:
+        handle.close()
+
+
+def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("event is not a JSON object")
+    return EVENT_ADAPTER.validate_python(migrate_event(raw, header.schema_version))
+
+
+def _parse_event(
+    line: bytes,
+    lineno: int,
+    path: Path,
+    header: RunHeader,
+    migrate_event: Any,
+    *,
+    is_last: bool,
+    report: ReadReport,
+) -> Event:
+    try:
+        return _decode_event(line, header, migrate_event)
+    except ValidationError as exc:
+        raise TraceError(f"{path}: line {lineno}: invalid event: {_first_error(exc)}") from exc
+    except ValueError as exc:
+        # A complete line (it ends in a newline) cannot be a torn single-write append: corruption.
+        where = "last line" if is_last else f"line {lineno}"
+        raise TraceError(f"{path}: {where} (line {lineno}) is not valid JSON ({exc})") from exc
+
+
+# --------------------------------------------------------------------------------------------- store
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    created_at: str
+    framework: str
+    model: str | None
+    title: str | None
+    parent_run_id: str | None
+    relation: str | None
+    size_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "created_at": self.created_at,
+            "framework": self.framework,
+            "model": self.model,
+            "title": self.title,
+            "parent_run_id": self.parent_run_id,
+            "relation": self.relation,
+            "size_bytes": self.size_bytes,
+        }
+
+
+class RunStore:
+    """A directory of run files."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root).expanduser() if root is not None else default_store_root()
+
+    def ensure(self) -> Path:
+        _ensure_private_dir(self.root)
+        return self.root
+
+    def path_for(self, run_id: str) -> Path:
+        validate_run_id(run_id)
+        path = self.root / f"{run_id}{TRACE_SUFFIX}"
+        root_resolved = self.root.resolve()
+        resolved = path.resolve()
+        if resolved.parent != root_resolved:
+            raise InvalidRunId(f"run id {run_id!r} resolves outside the store")
+        return path
+
+    def exists(self, run_id: str) -> bool:
+        return self.path_for(run_id).is_file()
+
+    def create(self, header: RunHeader) -> RunWriter:
+        self.ensure()
+        return RunWriter(self.path_for(header.run_id), header)
+
+    def resolve(self, ref: str) -> Path:
+        """A RUN argument: a run id in this store, or a path to a trace file."""
+        if not isinstance(ref, str) or not ref or "\x00" in ref:
+            raise InvalidRunId(f"invalid run reference {ref!r}")
+        looks_like_path = os.sep in ref or ref.endswith(TRACE_SUFFIX) or ref.startswith(".")
+        if looks_like_path:
+            candidate = Path(ref).expanduser()
+            if candidate.is_file():
+                return candidate
+            if candidate.is_dir():
+                raise TraceError(f"{ref} is a directory, not a trace file")
+            if ref.endswith(TRACE_SUFFIX) and RUN_ID_RE.fullmatch(ref[: -len(TRACE_SUFFIX)] or "."):
+                stored = self.path_for(ref[: -len(TRACE_SUFFIX)])
+                if stored.is_file():
+                    return stored
+            raise RunNotFound(f"no trace file at {ref}")
+        path = self.path_for(ref)
+        if not path.is_file():
+            raise RunNotFound(f"no run {ref!r} in store {self.root}")
+        return path
+
+    def load(self, ref: str) -> Any:
+        from replaykit.core.run import Run
+
+        return Run.load(self.resolve(ref))
+
+    def iter_summaries(self) -> Iterator[RunSummary]:
+        if not self.root.is_dir():
+            return
+        for path in sorted(self.root.glob(f"*{TRACE_SUFFIX}")):
+            run_id = path.name[: -len(TRACE_SUFFIX)]
+            if not RUN_ID_RE.fullmatch(run_id) or not path.is_file():
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    header = _parse_header(handle.readline(MAX_LINE_BYTES), path)
+                size = path.stat().st_size
+            except (TraceError, OSError):
+                continue
+            yield RunSummary(
+                run_id=header.run_id,
+                path=path,
+                created_at=header.created_at,
+                framework=header.source.framework,
+                model=header.model,
+                title=header.title,
+                parent_run_id=header.lineage.parent_run_id if header.lineage else None,
+                relation=header.lineage.relation if header.lineage else None,
+                size_bytes=size,
+            )
+
+    def write_run(self, header: RunHeader, events: list[Event]) -> Path:
+        """Write a whole run at once (branches, imports, redacted copies)."""
+        with self.create(header) as writer:
+            for event in events:
+                writer.append(event)
+        return self.path_for(header.run_id)
+
+
+def write_run_file(path: Path, header: RunHeader, events: list[Event], *, overwrite: bool = False) -> Path:
+    """Write a whole run to an explicit path (``-o PATH``), 0600."""
+    if path.exists() and not overwrite:
+        raise RunExists(f"refusing to overwrite {path}")
+    if overwrite and path.exists():
+        path.unlink()
+    if path.parent and not path.parent.exists():
+        _ensure_private_dir(path.parent)
+    with RunWriter(path, header) as writer:
+        for event in events:
+            writer.append(event)
+    return path
