@@ -12,8 +12,10 @@ importing this package is cheap, Presidio is imported on first use.
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
+from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
+from ._runs import RedactionResult, iter_redacted, redact_corpus, redact_run, redact_trace_file
 from ._secrets import SECRET_PATTERNS, secret_entities
 
 __all__ = [
@@ -26,8 +28,16 @@ __all__ = [
     "PlaceholderMap",
     "RedactExtraMissing",
     "RedactionError",
+    "RedactionResult",
     "Redactor",
     "Span",
     "get_engine",
+    "iter_redacted",
+    "make_event_redactor",
+    "redact_corpus",
+    "redact_event",
+    "redact_events",
+    "redact_run",
+    "redact_trace_file",
     "secret_entities",
 ]

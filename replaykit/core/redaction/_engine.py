@@ -100,6 +100,7 @@ def build_analyzer(config: EngineConfig) -> Any:
     pa = _import_presidio()
     from presidio_analyzer.nlp_engine import NlpEngineProvider, SpacyNlpEngine
 
+    nlp_engine: Any
     if config.mode == "ner":
         nlp_engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": config.model}])
         nlp_engine.nlp = {"en": _load_spacy_pipeline(config.model)}  # instead of .load(): no download
@@ -205,10 +206,10 @@ class AnalysisEngine:
             if len(plan) == 1:
                 out.append(self._lookup(plan[0][1], todo))
                 continue
-            spans: list[Span] = []
+            joined: list[Span] = []
             for off, key in plan:
-                spans.extend(Span(s.start + off, s.end + off, s.entity, s.score) for s in self._lookup(key, todo))
-            out.append(tuple(spans))
+                joined.extend(Span(s.start + off, s.end + off, s.entity, s.score) for s in self._lookup(key, todo))
+            out.append(tuple(joined))
         return out
 
     def _lookup(self, key: bytes, fresh: dict[bytes, str]) -> tuple[Span, ...]:

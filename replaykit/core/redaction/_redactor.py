@@ -146,45 +146,46 @@ class Redactor:
         if leaves:
             self.redact_texts(leaves)
 
-    def _collect(self, value: Any, key: str | None, leaves: list[str]) -> None:
+    def _collect(self, value: Any, key: str | None, leaves: list[str], hints: bool = True) -> None:
         if isinstance(value, str):
-            if key_entity(key) is not None:
+            if hints and key_entity(key) is not None:
                 return
             parsed = try_parse_json(value) if self.parse_json_strings else None
             if parsed is not None:
-                self._collect(parsed[0], key, leaves)
+                self._collect(parsed[0], key, leaves, hints)
             else:
                 leaves.append(value)
         elif isinstance(value, dict):
             for k, v in value.items():
-                self._collect(v, k if isinstance(k, str) else None, leaves)
+                self._collect(v, k if isinstance(k, str) else None, leaves, hints)
         elif isinstance(value, list | tuple):
             for v in value:
-                self._collect(v, key, leaves)
+                self._collect(v, key, leaves, hints)
 
-    def _walk(self, value: Any, key: str | None) -> Any:
+    def _walk(self, value: Any, key: str | None, hints: bool = True) -> Any:
+        """``hints=False`` ignores what keys say (provider_details: logprob "token"s are not secrets)."""
         if isinstance(value, str):
-            return self._walk_str(value, key)
+            return self._walk_str(value, key, hints)
         if isinstance(value, dict):
             changed = False
             new: dict[Any, Any] = {}
             for k, v in value.items():
-                nv = self._walk(v, k if isinstance(k, str) else None)
+                nv = self._walk(v, k if isinstance(k, str) else None, hints)
                 changed = changed or nv is not v
                 new[k] = nv
             return new if changed else value
         if isinstance(value, list):
-            items = [self._walk(v, key) for v in value]
+            items = [self._walk(v, key, hints) for v in value]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         if isinstance(value, tuple):
-            titems = tuple(self._walk(v, key) for v in value)
+            titems = tuple(self._walk(v, key, hints) for v in value)
             return titems if any(a is not b for a, b in zip(titems, value, strict=True)) else value
         return value
 
-    def _walk_str(self, value: str, key: str | None) -> str:
+    def _walk_str(self, value: str, key: str | None, hints: bool = True) -> str:
         if not value:
             return value
-        hinted = key_entity(key)
+        hinted = key_entity(key) if hints else None
         if hinted is not None:
             # The key says what this is (password, email, first_name ...): the whole value goes.
             if value.strip().casefold() in self._allow or (value.startswith("<") and value.endswith(">")):
@@ -194,7 +195,7 @@ class Redactor:
         parsed = try_parse_json(value) if self.parse_json_strings else None
         if parsed is not None:
             obj, style = parsed
-            new = self._walk(obj, key)
+            new = self._walk(obj, key, hints)
             return value if new is obj else dumps_like(new, style)
         red = self.redact_text(value)
         return value if red == value else red

@@ -26,8 +26,8 @@ class SecretPattern:
 
 # Names of assignments and headers whose value is a credential. Anchored at the end of the name so
 # MAX_TOKENS / TOKENIZER / KEYBOARD do not qualify while API_KEY, DB_PASSWORD, GITHUB_TOKEN do.
-_SECRET_NAME = (  # noqa: S105 - a regex of key names, not a password
-    r"(?i:[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|secret[_-]?key|secret|token|passwd|password|pwd|"
+_SECRET_NAME = (
+    r"(?i:[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|secret[_-]?key|secret|token|passwd|password|pwd|"  # noqa: S105
     r"pass|credentials?|private[_-]?key|access[_-]?key|auth[_-]?key|client[_-]?secret|"
     r"session[_-]?id|cookie|signing[_-]?key|encryption[_-]?key|webhook[_-]?url|dsn))"
 )
