@@ -41,11 +41,12 @@ PATTERN_ENTITIES: tuple[str, ...] = (
     "CRYPTO",
     "MAC_ADDRESS",
     "STREET_ADDRESS",
+    "PERSON",  # cue-based names only ("Dear Maria,"); NER adds the rest
     *secret_entities(),
 )
 # ORGANIZATION, NRP and DATE_TIME are left out on purpose: in traces they are overwhelmingly product
 # names, languages, weekdays, versions and ports, not personal data.
-NER_ENTITIES: tuple[str, ...] = (*PATTERN_ENTITIES, "PERSON", "LOCATION")
+NER_ENTITIES: tuple[str, ...] = (*PATTERN_ENTITIES, "LOCATION")
 
 # Long texts are split at paragraph boundaries so that a repeated paragraph inside a different message
 # is still a cache hit and spaCy never sees a document near its max_length.

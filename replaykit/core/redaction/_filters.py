@@ -7,6 +7,7 @@ that of an identifier, a path or a version, which real names and places never ha
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import NamedTuple
 
@@ -68,7 +69,18 @@ def _keep(text: str, span: Span) -> bool:
             return False
     if span.entity == "PHONE_NUMBER" and sum(c.isdigit() for c in value) < 7:
         return False
+    if span.entity == "IP_ADDRESS" and _is_non_personal_ip(value):
+        return False
     return True
+
+
+def _is_non_personal_ip(value: str) -> bool:
+    # ::1, 127.0.0.1 and 0.0.0.0 are in every config file and identify nobody.
+    try:
+        ip = ipaddress.ip_address(value.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
 
 
 def _priority(span: Span) -> tuple[int, int, float]:

@@ -73,6 +73,23 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
 )
 
 
+_NAME_WORD = r"[A-Z][a-zà-ÿ]+(?:[-'’][A-Z]?[a-zà-ÿ]+)?"
+_PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
+# Names after words that introduce a person. High precision, so they run in both modes (pattern mode
+# then finds "Dear Maria," and "assign to Rajesh Kumar" without a model); NER finds the rest.
+NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
+    (
+        "name_after_cue",
+        r"(?<=\b(?:(?i:dear|hi|hello|hey|thanks|regards|sincerely|mr|mrs|ms|miss|mx|dr|prof)[.,:]?"
+        r"|to|by|with|from|cc|contact|customer:?|user|called|named|ask|asked|told|and|for|of)\s+)"
+        + _NAME_WORD + r"(?:\s+" + _PARTICLE + r"?" + _NAME_WORD + r"){1,2}\b",
+        0.6,
+    ),
+    ("greeting_first_name", r"(?<=\b(?i:dear|hi|hello|hey|thanks)\s+)" + _NAME_WORD + r"(?=\s*[,!])", 0.6),
+    ("signature", r"(?<=(?i:regards|sincerely|cheers|best|thanks),?\s*\n\s*)" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?\b", 0.6),
+)
+
+
 def build_pii_recognizers() -> list[Any]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
@@ -84,5 +101,11 @@ def build_pii_recognizers() -> list[Any]:
         patterns=[Pattern(n, r, s) for n, r, s in ADDRESS_PATTERNS],
         global_regex_flags=regex.MULTILINE,  # case matters: "via the API" is not an address
     )
+    names = PatternRecognizer(
+        supported_entity="PERSON",
+        name="replaykit_name_cues",
+        patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
+        global_regex_flags=regex.MULTILINE,
+    )
     phone = PhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
-    return [address, phone]
+    return [address, names, phone]
