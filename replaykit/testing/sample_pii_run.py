@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 
 from replaykit.core.canonical import fingerprint
-from replaykit.core.ir import LLMResponse, Message, RunHeader, Source, TextPart, ToolCallPart, ToolResultPart, ToolSpec, Usage
+from replaykit.core.ir import (
+    LLMResponse,
+    Message,
+    RunHeader,
+    Source,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
 from replaykit.core.store import utc_now_iso

@@ -11,7 +11,6 @@ from replaykit.core.ir import LLMCallEvent, ToolCallEvent
 from replaykit.core.redaction import redact_run, redact_trace_file
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-
 from replaykit.testing.sample_pii_run import CUSTOMER, build_support_run
 
 SECRETS_AND_PII = ["John Smith", "john.smith@example.com", "+44 20 7946 0958", "4111 1111 1111 1111",
