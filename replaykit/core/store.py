@@ -42,6 +42,7 @@ from replaykit.core.ir import (
     HEADER_ADAPTER,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_NAME,
+    SCHEMA_VERSION,
     Event,
     RunHeader,
 )
@@ -255,6 +256,10 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
 
 
 def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
+    if header.schema_version == SCHEMA_VERSION:
+        # Current version: validate straight from bytes (pydantic-core parses; ~3x faster than
+        # json.loads + validate_python). Errors are mapped the same way as below.
+        return EVENT_ADAPTER.validate_json(line)
     raw = json.loads(line)
     if not isinstance(raw, dict):
         raise ValueError("event is not a JSON object")

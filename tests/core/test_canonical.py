@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from replaykit.core.canonical import canonical_json, fingerprint, mask_volatile_text
+from replaykit.core.ir import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def test_canonical_form_is_sorted_compact_nfc() -> None:
+    assert canonical_json({"b": 1, "a": [1.0, -0.0, "e\u0301"]}) == '{"a":[1.0,0.0,"é"],"b":1}'
+    assert canonical_json({"x": math.nan, "y": math.inf}) == '{"x":"NaN","y":"Infinity"}'
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_canonical_json_is_stable_and_parseable(value: object) -> None:
+    import json
+
+    text = canonical_json(value)
+    assert canonical_json(json.loads(text)) == text
+
+
+def _request(system: str, call_id: str, raw_args: str) -> list[Message]:
+    return [
+        Message(role="system", parts=[TextPart(text=system)]),
+        Message(role="user", parts=[TextPart(text="weather in Paris?")]),
+        Message(role="assistant", parts=[ToolCallPart(id=call_id, name="get_weather", raw_arguments=raw_args)]),
+        Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, content="12C")]),
+    ]
+
+
+def test_fingerprint_ignores_declared_volatile_fields() -> None:
+    tools = [ToolSpec(name="get_weather", parameters={"type": "object"})]
+    a = _request("Conversation started: Monday, November 30, 2026\ncwd: /home/alice/proj\nid 3f1c2d9e8a7b6c5d4e3f",
+                 "call_abc", '{"city": "Paris"}')
+    b = _request("Conversation started: Tuesday, December 1, 2026\ncwd: /home/bob/other\nid 0a1b2c3d4e5f60718293",
+                 "call_xyz", '{"city":"Paris"}')
+    assert fingerprint(a, tools) == fingerprint(b, tools)
+
+
+def test_fingerprint_sees_real_changes() -> None:
+    tools = [ToolSpec(name="get_weather", parameters={"type": "object"})]
+    base = fingerprint(_request("sys", "c1", '{"city": "Paris"}'), tools)
+    assert fingerprint(_request("sys", "c1", '{"city": "Rome"}'), tools) != base
+    assert fingerprint(_request("other sys", "c1", '{"city": "Paris"}'), tools) != base
+    assert fingerprint(_request("sys", "c1", '{"city": "Paris"}'), None) != base
+
+
+def test_mask_volatile_text() -> None:
+    masked = mask_volatile_text("Today: 2026-11-30T10:00:00Z at /tmp/x/y uuid 123e4567-e89b-12d3-a456-426614174000")
+    assert "2026" not in masked and "/tmp" not in masked and "123e4567" not in masked

@@ -1,0 +1,164 @@
+"""The run store: ids, paths, permissions, tolerant reading, hostile files."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from replaykit.core.errors import InvalidRunId, RunExists, RunNotFound, TraceError
+from replaykit.core.run import Run
+from replaykit.core.store import ReadReport, RunStore, default_store_root, iter_trace, validate_run_id
+from replaykit.testing.sample_runs import sample_header, write_weather_run
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["../x", "..", ".", ".hidden", "/etc/passwd", "a/b", "a\\b", "x\x00y", "", "a" * 129, "white space",
+     "ünïcode", "a\nb", "~root"],
+)
+def test_hostile_run_ids_are_refused(tmp_path: Path, bad: str) -> None:
+    store = RunStore(tmp_path)
+    with pytest.raises(InvalidRunId):
+        store.path_for(bad)
+
+
+@pytest.mark.parametrize("good", ["run-1", "a", "A.b_c-d", "x" * 128, "20261130_101010_abc123"])
+def test_valid_run_ids(good: str) -> None:
+    assert validate_run_id(good) == good
+
+
+def test_symlink_escape_is_refused(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "store")
+    store.ensure()
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text("x")
+    (store.root / "evil.jsonl").symlink_to(outside)
+    with pytest.raises(InvalidRunId, match="outside"):
+        store.path_for("evil")
+
+
+def test_permissions_and_no_overwrite(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "deep" / "store")
+    header = sample_header("perm-run")
+    with store.create(header) as writer:
+        write_weather_run(writer)
+    path = store.path_for("perm-run")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.root.stat().st_mode) == 0o700
+    before = path.read_bytes()
+    with pytest.raises(RunExists):
+        store.create(header)
+    assert path.read_bytes() == before
+
+
+def test_default_store_root_order(tmp_path: Path) -> None:
+    assert default_store_root({"REPLAYKIT_HOME": str(tmp_path / "a"), "HERMES_HOME": "/h"}) == tmp_path / "a"
+    assert default_store_root({"HERMES_HOME": str(tmp_path)}) == tmp_path / "replaykit"
+    assert default_store_root({}) == Path("~/.replaykit").expanduser()
+
+
+def test_resolve_accepts_ids_and_paths(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "s")
+    with store.create(sample_header("r1")) as writer:
+        write_weather_run(writer)
+    assert store.resolve("r1") == store.path_for("r1")
+    assert store.resolve(str(store.path_for("r1"))) == store.path_for("r1")
+    with pytest.raises(RunNotFound):
+        store.resolve("nope")
+    with pytest.raises(RunNotFound):
+        store.resolve("./missing.jsonl")
+
+
+def _weather_file(tmp_path: Path) -> Path:
+    store = RunStore(tmp_path / "s")
+    with store.create(sample_header("w")) as writer:
+        write_weather_run(writer)
+    return store.path_for("w")
+
+
+def test_torn_tail_is_reported_and_everything_before_kept(tmp_path: Path) -> None:
+    path = _weather_file(tmp_path)
+    full = Run.load(path)
+    data = path.read_bytes()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(data[:-25])  # cut inside the last line
+    run = Run.load(torn)
+    assert run.report is not None and run.report.torn_tail
+    assert len(run.events) == len(full.events) - 1
+    assert [e.id for e in run.events] == [e.id for e in full.events[:-1]]
+
+
+def test_garbled_middle_line_names_the_line(tmp_path: Path) -> None:
+    path = _weather_file(tmp_path)
+    lines = path.read_text().splitlines()
+    lines[3] = lines[3][:10] + "#garbage#"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError, match="line 4"):
+        Run.load(bad)
+
+
+def test_invalid_event_shape_is_a_trace_error(tmp_path: Path) -> None:
+    path = _weather_file(tmp_path)
+    lines = path.read_text().splitlines()
+    event = json.loads(lines[2])
+    event["kind"] = "bogus_kind"
+    lines[2] = json.dumps(event)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError, match="line 3"):
+        Run.load(bad)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"\n", b"not json\n", b"[1,2]\n", b'{"kind":"llm_call"}\n', b"\x00\xff\xfe binary", b'{"kind":"run"}\n'],
+)
+def test_not_a_trace(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(TraceError):
+        Run.load(path)
+
+
+def test_dangling_delta_base_is_detected(tmp_path: Path) -> None:
+    path = _weather_file(tmp_path)
+    lines = path.read_text().splitlines()
+    out = []
+    for line in lines:
+        doc = json.loads(line)
+        if doc.get("kind") == "llm_call" and doc["request"]["context"].get("base"):
+            doc["request"]["context"]["base"] = "e999-nothere"
+        out.append(json.dumps(doc))
+    bad = tmp_path / "dangling.jsonl"
+    bad.write_text("\n".join(out) + "\n")
+    with pytest.raises(TraceError, match="unknown earlier request"):
+        Run.load(bad)
+
+
+def test_streaming_reader_is_lazy(tmp_path: Path) -> None:
+    path = _weather_file(tmp_path)
+    report = ReadReport(path)
+    items = iter_trace(path, report)
+    assert next(items).kind == "run"
+    assert next(items).kind in {"tools", "turn_start"}
+
+
+def test_directory_is_not_a_trace(tmp_path: Path) -> None:
+    with pytest.raises(TraceError):
+        Run.load(tmp_path)
+
+
+def test_file_mode_of_run_files_ignores_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        store = RunStore(tmp_path / "u")
+        with store.create(sample_header("m")) as writer:
+            write_weather_run(writer)
+        assert stat.S_IMODE(store.path_for("m").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
