@@ -6,6 +6,8 @@ import json
 
 from replaykit.core.canonical import fingerprint
 from replaykit.core.ir import (
+    Edit,
+    Lineage,
     LLMResponse,
     Message,
     RunHeader,
@@ -50,9 +52,18 @@ def _call(rec: Recorder, messages: list[Message], response: Message, tools: list
     return event.id
 
 
-def build_support_run(run_id: str = "support-1", user: str = "Hi, I'm John Smith (john.smith@example.com). Where is my order?") -> Run:
+FINAL = "Done, John Smith: the order ships to 42 Elm Street, Springfield."
+
+
+def build_support_run(run_id: str = "support-1", user: str = "Hi, I'm John Smith (john.smith@example.com). Where is my order?",
+                      final_text: str = FINAL, branch_of: str | None = None) -> Run:
+    """The support run; with ``branch_of`` it is a branch of that run whose last answer was edited."""
+    lineage = None
+    if branch_of is not None:
+        lineage = Lineage(relation="branch", parent_run_id=branch_of, parent_step=4,
+                          edit=Edit(target="response", step=4, value=final_text))
     rec = Recorder(RunHeader(run_id=run_id, created_at=utc_now_iso(), source=Source(framework="test"),
-                             title="support chat with John Smith", model="gpt-test"))
+                             title="support chat with John Smith", model="gpt-test", lineage=lineage))
     system = Message(role="system", parts=[TextPart(text=SYSTEM)])
     user_msg = Message(role="user", parts=[TextPart(text=user)])
     rec.turn_start(user_msg)
@@ -73,7 +84,7 @@ def build_support_run(run_id: str = "support-1", user: str = "Hi, I'm John Smith
                   llm_call_id=llm2)
     history += [a2, Message(role="tool", parts=[ToolResultPart(tool_call_id="call_2", name="send_email",
                                                                content='{"status":"sent","message_id":"msg-7f3a9c"}')])]
-    final = Message(role="assistant", parts=[TextPart(text="Done, John Smith: the order ships to 42 Elm Street, Springfield.")])
+    final = Message(role="assistant", parts=[TextPart(text=final_text)])
     _call(rec, history, final, TOOLS)
     rec.turn_end(final.text)
     rec.run_end(final.text)

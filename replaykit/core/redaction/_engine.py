@@ -14,6 +14,7 @@ one hash, not one pass of every recognizer.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -99,6 +100,9 @@ def _load_spacy_pipeline(model: str) -> Any:
 def build_analyzer(config: EngineConfig) -> Any:
     """Build a Presidio AnalyzerEngine with every part given explicitly."""
     pa = _import_presidio()
+    # Presidio logs a warning per unmapped spaCy label (CARDINAL, MONEY) on every call, and one per
+    # non-English recognizer at load: noise on the user's terminal, not information.
+    logging.getLogger("presidio-analyzer").setLevel(logging.ERROR)
     from presidio_analyzer.nlp_engine import NlpEngineProvider, SpacyNlpEngine
 
     nlp_engine: Any

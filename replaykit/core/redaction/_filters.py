@@ -107,7 +107,20 @@ def _trim(text: str, span: Span) -> Span:
         end -= 2
     while start < end and text[start] in " \t\n'\"(":
         start += 1
+    if span.entity == "PERSON":
+        # "Sorry John Smith" / "Dear Ann": the model often takes the sentence's first word along.
+        first, _, rest = text[start:end].partition(" ")
+        if rest and first.strip(",.:").lower() in _LEADING_NOT_NAME:
+            start += len(first) + 1
+            while start < end and text[start] == " ":
+                start += 1
     return Span(start, end, span.entity, span.score)
+
+
+_LEADING_NOT_NAME = frozenset(
+    "sorry thanks thank hi hello hey dear welcome ok okay yes no please cc to from mr mrs ms dr prof "
+    "regards cheers ask call email tell ping assign".split()
+)
 
 
 def placeholder_spans(text: str) -> list[tuple[int, int]]:

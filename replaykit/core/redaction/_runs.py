@@ -30,12 +30,21 @@ def _check_mode(mode: str) -> Mode:
 
 
 def redact_run(
-    run: Run, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None
+    run: Run,
+    mode: str = "patterns",
+    *,
+    allow_list: Sequence[str] = (),
+    run_id: str | None = None,
+    redactor: Redactor | None = None,
 ) -> Run:
-    """A redacted copy of ``run`` as a new Run (new id, lineage ``redaction``); ``run`` is untouched."""
+    """A redacted copy of ``run`` as a new Run (new id, lineage ``redaction``); ``run`` is untouched.
+
+    Pass one ``redactor`` for several runs that must share placeholders (a branch and its original).
+    """
     from replaykit.core.run import Run
 
-    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+    if redactor is None:
+        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
     fixer = FingerprintFixer()
     events = [fixer(o, n) for o, n in zip(run.events, redact_events(run.events, redactor), strict=True)]
     header = redact_header(run.header, redactor, new_run_id=run_id or new_run_id("redacted"), mode=mode)
