@@ -1,0 +1,43 @@
+"""Redaction of personal data and secrets (Presidio based), text- and JSON-level.
+
+    from replaykit.core.redaction import Redactor
+    r = Redactor(mode="patterns")            # or "ner" for names and places (spaCy model)
+    r.redact_text("mail jane@example.com")    # 'mail <EMAIL_ADDRESS_1>'
+    r.redact_value({"args": '{"to": "jane@example.com"}'})  # keys, structure, JSON style kept
+
+One ``Redactor`` = one run's placeholder numbering. Presidio is the optional extra ``redact``;
+importing this package is cheap, Presidio is imported on first use.
+"""
+
+from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
+from ._errors import RedactExtraMissing, RedactionError
+from ._filters import Span
+from ._ir import make_event_redactor, redact_event, redact_events
+from ._placeholders import PlaceholderMap
+from ._redactor import Redactor
+from ._runs import RedactionResult, iter_redacted, redact_corpus, redact_run, redact_trace_file
+from ._secrets import SECRET_PATTERNS, secret_entities
+
+__all__ = [
+    "MODES",
+    "NER_ENTITIES",
+    "PATTERN_ENTITIES",
+    "SECRET_PATTERNS",
+    "AnalysisEngine",
+    "EngineConfig",
+    "PlaceholderMap",
+    "RedactExtraMissing",
+    "RedactionError",
+    "RedactionResult",
+    "Redactor",
+    "Span",
+    "get_engine",
+    "iter_redacted",
+    "make_event_redactor",
+    "redact_corpus",
+    "redact_event",
+    "redact_events",
+    "redact_run",
+    "redact_trace_file",
+    "secret_entities",
+]

@@ -1,0 +1,111 @@
+"""Extra PII recognizers (pattern based, so they work in both modes) and the tuned built-in set.
+
+Presidio's built-ins are tuned for documents, not agent traces. In traces they fire on file names
+(``main.py`` is a URL: .py is Paraguay), on build numbers (US_DRIVER_LICENSE, US_BANK_NUMBER), on
+timestamps (UK_NHS has a mod-11 checksum that one 10-digit number in eleven passes), on versions and
+ports (DATE_TIME in NER mode). Those recognizers are not loaded at all; see ``BUILTIN_RECOGNIZERS``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Presidio built-in recognizer class name -> kept? Only the ones with a checksum or a distinctive
+# shape survive in traces full of ids, hashes, versions and paths.
+BUILTIN_RECOGNIZERS: dict[str, bool] = {
+    "EmailRecognizer": True,
+    "PhoneRecognizer": True,  # replaced by a configured instance (more regions), see below
+    "CreditCardRecognizer": True,  # Luhn
+    "IbanRecognizer": True,  # mod-97
+    "IpRecognizer": True,  # validated by ipaddress
+    "UsSsnRecognizer": True,
+    "UsItinRecognizer": True,
+    "CryptoRecognizer": True,  # base58/bech32 checksum
+    "MacAddressRecognizer": True,
+    "UrlRecognizer": False,  # main.py, README.md, os.path.join are "URLs"; secrets in URLs are ours
+    "UuidRecognizer": False,  # UUIDs are ids in traces (tool call ids, run ids), never PII
+    "DateRecognizer": False,  # dates are not personal on their own and collide with versions
+    "UsLicenseRecognizer": False,  # matches any letter+digits token (v1, A1234567, a456)
+    "UsBankRecognizer": False,  # any 8-17 digit number: build ids, timestamps
+    "UsPassportRecognizer": False,  # any 9 digit number
+    "NhsRecognizer": False,  # any 10 digit number passing mod 11: unix timestamps
+    "MedicalLicenseRecognizer": False,  # two letters + 7 digits: order ids
+}
+
+# phonenumbers finds "+CC ..." numbers in any region; these regions add national formats.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU", "BR", "JP", "ES", "IT", "NL", "CA")
+
+_STREET_SUFFIX = (
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl|Square|Sq|"
+    r"Terrace|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Row|Gardens|Mews|Circle|Cir)"
+)
+_TAIL = (
+    r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[0-9A-Za-z-]{1,6})?"
+    r"(?:,\s*[A-Z][A-Za-z.'-]+(?:\s[A-Z][A-Za-z.'-]+){0,2}){0,2}"
+    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}))?"
+)
+ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
+    # 42 Elm Street, Springfield, IL 62704 / 221B Baker St, London NW1 6XE
+    ("street_number_first", r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]*\s+){1,4}" + _STREET_SUFFIX + r"\b\.?" + _TAIL, 0.7),
+    # Hauptstraße 5, 10115 Berlin / Kirchweg 12a
+    (
+        "germanic_street",
+        r"\b[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|laan|straat|gracht|vej|gatan)"
+        r"\s+\d{1,4}[a-z]?\b(?:,\s*\d{4,5}\s+[A-ZÄÖÜ][a-zäöüß]+)?",
+        0.7,
+    ),
+    # 12 rue de la Paix, 75002 Paris / 5, avenue Victor Hugo
+    (
+        "romance_number_first",
+        r"\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?:rue|avenue|boulevard|bd|place|allée|chemin|impasse|quai|cours)"
+        r"\s+(?:(?:de|du|des|la|le|l'|d')\s*)*[A-ZÉ][\w'-]+(?:\s[A-Z][\w'-]+){0,3}"
+        r"(?:,\s*\d{5}\s+[A-Z][\w-]+)?",
+        0.7,
+    ),
+    # Calle Mayor 10 / Via Roma 1 / Rua Augusta 274 (capitalised street word, name, then a number)
+    (
+        "romance_name_first",
+        r"\b(?:Rue|Avenue|Calle|Avenida|Via|Viale|Piazza|Rua|Plaza|Praça|Carrer|Paseo)\s+"
+        r"(?:(?:de|del|la|le|des|da|do|di|du|dos)\s+)*[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,3},?\s+\d{1,4}\b"
+        r"(?:,\s*\d{4,5}\s+[A-Z][\w-]+)?",
+        0.7,
+    ),
+)
+
+
+_NAME_WORD = r"[A-Z][a-zà-ÿ]+(?:[-'’][A-Z]?[a-zà-ÿ]+)?"
+_PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
+# Names after words that introduce a person. High precision, so they run in both modes (pattern mode
+# then finds "Dear Maria," and "assign to Rajesh Kumar" without a model); NER finds the rest.
+NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
+    (
+        "name_after_cue",
+        r"(?<=\b(?:(?i:dear|hi|hello|hey|thanks|regards|sincerely|mr|mrs|ms|miss|mx|dr|prof)[.,:]?"
+        r"|to|by|with|from|cc|contact|customer:?|user|called|named|ask|asked|told|and|for|of)\s+)"
+        + _NAME_WORD + r"(?:\s+" + _PARTICLE + r"?" + _NAME_WORD + r"){1,2}\b",
+        0.6,
+    ),
+    ("greeting_first_name", r"(?<=\b(?i:dear|hi|hello|hey|thanks)\s+)" + _NAME_WORD + r"(?=\s*[,!])", 0.6),
+    ("signature", r"(?<=(?i:regards|sincerely|cheers|best|thanks),?\s*\n\s*)" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?\b", 0.6),
+)
+
+
+def build_pii_recognizers() -> list[Any]:
+    import regex
+    from presidio_analyzer import Pattern, PatternRecognizer
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    address = PatternRecognizer(
+        supported_entity="STREET_ADDRESS",
+        name="replaykit_street_address",
+        patterns=[Pattern(n, r, s) for n, r, s in ADDRESS_PATTERNS],
+        global_regex_flags=regex.MULTILINE,  # case matters: "via the API" is not an address
+    )
+    names = PatternRecognizer(
+        supported_entity="PERSON",
+        name="replaykit_name_cues",
+        patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
+        global_regex_flags=regex.MULTILINE,
+    )
+    phone = PhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
+    return [address, names, phone]
