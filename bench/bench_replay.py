@@ -19,7 +19,7 @@ from pathlib import Path
 from replaykit.core.replay import replay_path, replay_run
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.testing.sample_runs import record_long_run
+from replaykit.testing.engine_runs import record_long_run
 
 
 def _best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]

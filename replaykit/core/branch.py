@@ -53,7 +53,7 @@ def parse_response(text: str) -> Message:
         calls, content = data, ""
     elif isinstance(data, dict) and isinstance(data.get("tool_calls"), list):
         calls, content = data["tool_calls"], str(data.get("content") or "")
-    parts: list[Any] = [TextPart(text=content)] if content else []
+    parts: list[Any] = [TextPart(text=content)] if content.strip() else []
     for index, item in enumerate(calls or []):
         if not isinstance(item, dict):
             raise BadInput(f"--response tool call {index} is not a JSON object")

@@ -109,7 +109,8 @@ def play_cut(run: Run) -> int:
 
 
 class ReplayCursor:
-    """Serve ``record``'s steps before ``cut``; live from ``cut`` on (``cut=None``: serve everything).
+    """Serve ``record``'s steps before ``cut``; live from ``cut`` on. ``cut=None``: serve everything and
+    answer any request past the end of the record synthetically (a pure replay through an engine).
 
     ``reference``: runs searched by ``recorded_tool`` for a matching tool call in the live part (the
     original run a branch came from; defaults to ``record``). ``compare_tools``: also require the offered
@@ -127,6 +128,8 @@ class ReplayCursor:
         compare_tools: bool = False,
     ) -> None:
         self.record = record
+        # cut=None: a pure replay; past the end of the record only synthetic answers are given.
+        self.serve_only = cut is None
         self.cut = len(record.steps) if cut is None else max(0, cut)
         self.recorder = recorder
         self.reference: list[Run] = [record, *[r for r in reference if r is not record]]
@@ -170,6 +173,9 @@ class ReplayCursor:
             if self._live:
                 return LLMDecision("live", None, reason="live")
             if self._next_round >= len(self._rounds):
+                if not self.serve_only:  # the record ends at (or before) the cut: the rest is live
+                    self._go_live()
+                    return LLMDecision("live", None, reason="cut")
                 return self._synthetic(messages, tools, record_kw)
             rnd = self._rounds[self._next_round]
             if rnd.llm_step >= self.cut:

@@ -35,6 +35,7 @@ class PlayOptions:
     stale_timeout: float | None = 60.0  # seconds without a byte on a stream before retrying
     store: RunStore = field(default_factory=RunStore)
     cut: int | None = None  # step where live execution starts; None: ``play_cut(run)``
+    serve_only: bool = False  # serve the whole record, synthetic answers past its end, never live
     max_iterations: int = 50  # LLM calls per user turn before the budget's grace call
     max_attempts: int = 4  # per LLM call (first try + retries)
     request_timeout: float = 120.0
@@ -134,7 +135,7 @@ class PlaySession:
 
 def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None) -> PlaySession:
     """Create the new run (lineage ``play`` of ``run``) and the cursor that serves its prefix."""
-    cut = play_cut(run) if options.cut is None else options.cut
+    cut = len(run.steps) if options.serve_only else play_cut(run) if options.cut is None else options.cut
     if not 0 <= cut <= len(run.steps):
         raise BadInput(f"cut {cut} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
     base_url = options.safe_base_url()
@@ -151,5 +152,6 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     })
     writer = options.store.create(header)
     recorder = Recorder(header, writer)
-    cursor = ReplayCursor(run, cut=cut, recorder=recorder, reference=lineage_chain(options.store, run))
+    cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
+                          reference=lineage_chain(options.store, run))
     return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

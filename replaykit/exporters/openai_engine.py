@@ -58,17 +58,16 @@ class _LiveModel:
 
     def __init__(self, options: PlayOptions, session: PlaySession) -> None:
         try:
-            import httpx
             import openai
         except ImportError as exc:
             raise MissingExtra("openai", "openai") from exc
         self.options = options
         self.session = session
-        stale = options.stale_timeout
-        timeout = httpx.Timeout(options.request_timeout, read=stale if stale else options.request_timeout)
         # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
+        # A silent stream is caught by ``stale_guard`` (the client's HTTP library differs across openai
+        # majors, so no transport-specific timeout object is built here).
         self.client = openai.OpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",
-                                    max_retries=0, timeout=timeout)
+                                    max_retries=0, timeout=options.request_timeout)
         self.policy = RetryPolicy(max_attempts=options.max_attempts,
                                   base_delay=float(options.extra.get("retry_base_delay", 0.5)),
                                   max_delay=float(options.extra.get("retry_max_delay", 20.0)))

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from replaykit.core.store import RunStore
-from replaykit.testing.sample_runs import record_sample_run
+from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from replaykit.core.replay import replay_path, replay_run, run_as_json
 from replaykit.core.replay_doc import build_replay_document
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.testing.sample_runs import record_sample_run
+from replaykit.testing.engine_runs import record_sample_run
 
 
 @pytest.fixture()
