@@ -348,7 +348,9 @@ class Session:
 def _guard_check(name: str, arguments: dict[str, Any], allow_destructive: bool) -> Any:
     """Ask the core's destructive-tool guard; without it, nothing real runs (fail closed)."""
     try:
-        from replaykit.core import guard
+        import importlib
+
+        guard = importlib.import_module("replaykit.core.guard")
     except ImportError:
         return None
     return guard.check(name, arguments, allow_destructive=allow_destructive)

@@ -432,8 +432,9 @@ def _plain_media(item: Any) -> bool:
     """True when the IR MediaPart rebuilds this item exactly (no vendor metadata, identifier, ...)."""
     notes: list[str] = []
     if isinstance(item, _binary_type()):
-        rebuilt = _media_to_pai(MediaPart(media_type=item.media_type, data=base64.b64encode(item.data).decode()),
-                                notes)
+        binary: Any = item
+        rebuilt = _media_to_pai(MediaPart(media_type=binary.media_type,
+                                          data=base64.b64encode(binary.data).decode()), notes)
     else:
         rebuilt = _media_to_pai(MediaPart(media_type=item.media_type, url=item.url), notes)
     return type(rebuilt) is type(item) and _dump_user_item(rebuilt) == _dump_user_item(item)

@@ -82,9 +82,9 @@ def build_plan(run: Run) -> Plan:
 
     tool_events: dict[str, ToolCallEvent] = {}
     tool_steps: dict[str, int] = {}
-    for event in run.tool_calls():
-        tool_events.setdefault(event.call_id, event)
-        tool_steps.setdefault(event.call_id, step_of[event.id])
+    for tool_event in run.tool_calls():
+        tool_events.setdefault(tool_event.call_id, tool_event)
+        tool_steps.setdefault(tool_event.call_id, step_of[tool_event.id])
 
     lost: list[str] = []
     for call in calls:

@@ -74,7 +74,7 @@ class LivePolicy:
         if failure.retry_after is not None:
             return min(max(failure.retry_after, 0.0), self.max_delay)
         base = min(self.base_delay * (2 ** (attempt - 1)), self.max_delay)
-        return base * (1 + random.uniform(-self.jitter, self.jitter))
+        return base * (1 + random.uniform(-self.jitter, self.jitter))  # noqa: S311 - jitter, not crypto
 
 
 def policy_for(opts: Any) -> LivePolicy:
@@ -239,8 +239,8 @@ def _grace(messages: Any, params: Any) -> tuple[Any, Any]:
 
     from pydantic_ai.messages import ModelRequest, UserPromptPart
 
-    if dataclasses.is_dataclass(params):
-        params = dataclasses.replace(params, function_tools=[])
+    if dataclasses.is_dataclass(params) and not isinstance(params, type):
+        params = dataclasses.replace(params, function_tools=[])  # type: ignore[type-var]
     return [*messages, ModelRequest(parts=[UserPromptPart(content=GRACE_PROMPT)])], params
 
 

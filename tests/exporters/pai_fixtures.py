@@ -112,3 +112,19 @@ FIXTURES: dict[str, Callable[[], Run]] = {
     "two_turns": two_turn_run,
     "responses": responses_run,
 }
+
+
+def long_run(n_tools: int) -> Run:
+    """One turn with ``n_tools`` sequential tool calls (n + 1 LLM calls)."""
+    rec = Recorder(RunHeader(run_id="long", created_at="2026-01-01T00:00:00Z", model="gpt-test"))
+    msgs = [_user("count")]
+    rec.turn_start(msgs[0])
+    for i in range(n_tools):
+        a = _assistant(ToolCallPart(id=f"c{i}", name="get_weather", arguments={"city": str(i)}))
+        e = rec.llm_call(msgs, _resp(a, "tool_calls", 10 + i, 1), model="gpt-test", tools=[WEATHER])
+        rec.tool_call(f"c{i}", "get_weather", {"city": str(i)}, result=f"r{i}", llm_call_id=e.id)
+        msgs = [*msgs, a, _tool(f"c{i}", f"r{i}")]
+    final = _assistant(TextPart(text="finished"))
+    rec.llm_call(msgs, _resp(final, "stop", 99, 1), model="gpt-test", tools=[WEATHER])
+    rec.run_end("finished")
+    return Run(rec.header, rec.events)
