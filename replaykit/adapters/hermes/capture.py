@@ -31,6 +31,7 @@ from replaykit.core.ir import (
     Lineage,
     LLMResponse,
     Message,
+    MessageDelta,
     RunHeader,
     Source,
     TextPart,
@@ -62,10 +63,26 @@ def safe_base_url(url: Any) -> str | None:
 
 
 class _HermesRecorder(Recorder):
-    """Recorder whose tool-set declaration is O(1) when Hermes passes the same tool list again."""
+    """Recorder tuned for the hot path: tool-set declaration is O(1) when Hermes passes the same tool
+    list again, and the message delta reuses the prefix length the adapter already computed (the
+    adapter passes the very same ``Message`` objects for the unchanged prefix)."""
 
     _tools_obj: Sequence[ToolSpec] | None = None
     _tools_digest: str | None = None
+    keep_hint: tuple[int, int] | None = None  # (len of the messages list, common prefix length)
+
+    def _delta(self, messages: Sequence[Message]) -> MessageDelta:
+        hint, self.keep_hint = self.keep_hint, None
+        if hint is None or hint[0] != len(messages) or self._last_request_id is None:
+            return super()._delta(messages)
+        keep = min(hint[1], len(self._last_messages))
+        # Prefixes are shared objects (each request's list is built from the previous one's prefix), so
+        # the same object at keep-1 in both lists means the same prefix; otherwise recompute.
+        if keep and self._last_messages[keep - 1] is not messages[keep - 1]:
+            return super()._delta(messages)
+        if keep == 0:
+            return MessageDelta(base=None, keep=0, append=list(messages))
+        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
 
     def declare_tools(self, tools: Sequence[ToolSpec] | None) -> str | None:
         if tools is not None and tools is self._tools_obj:
@@ -200,12 +217,17 @@ class HermesCapture:
     def _messages(self, state: SessionRun, api: str, request: Mapping[str, Any]) -> list[Message]:
         raw = _elements(api, request)
         prev_raw, prev_ir = state.raw_prev, state.ir_prev
-        keep = 0
-        limit = min(len(raw), len(prev_raw)) if state.api == api else 0
-        while keep < limit and (raw[keep] is prev_raw[keep] or raw[keep] == prev_raw[keep]):
-            keep += 1
+        n = len(prev_raw) if state.api == api else 0
+        if n and len(raw) >= n and raw[:n] == prev_raw:
+            keep = n  # the common case (the conversation grew): one C-level list comparison
+        else:
+            keep = 0
+            limit = min(len(raw), n)
+            while keep < limit and raw[keep] == prev_raw[keep]:
+                keep += 1
         messages = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
         state.raw_prev, state.ir_prev, state.api = raw, messages, api
+        state.recorder.keep_hint = (len(messages), keep)
         return messages
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:

@@ -261,7 +261,7 @@ def anthropic_message_to_ir(msg: Mapping[str, Any]) -> Message:
         extra["role"] = role
     content = msg.get("content")
     if isinstance(content, str):
-        return Message(role=safe_role, parts=[TextPart(text=content)], provider_details=_details(extra, content_shape="str"))
+        return Message(role=cast(Any, safe_role), parts=[TextPart(text=content)], provider_details=_details(extra, content_shape="str"))
     parts = [_anthropic_block_to_ir(b) for b in content or ()]
     # A user message made only of tool results is a tool message in the IR.
     if safe_role == "user" and parts and all(isinstance(p, ToolResultPart) for p in parts):

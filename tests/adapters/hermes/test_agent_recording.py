@@ -57,7 +57,7 @@ def test_tools_in_sequence_streaming(tmp_path):
 
 def test_two_turns_append_to_one_run_plain_json(tmp_path):
     # platform "cron" makes Hermes use its non-streaming path: plain JSON responses.
-    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), platform="cron",
+    sandbox, _out, reqs = _run(tmp_path, hermes_default_policy(), platform="cron",
                               turns=["first question", "second question"])
     run = only_run(sandbox.store)
     assert all("stream" not in r.body for r in reqs)
@@ -70,7 +70,7 @@ def test_two_turns_append_to_one_run_plain_json(tmp_path):
 def test_parallel_tool_calls_sequential_path(tmp_path):
     policy = sequence_policy([[ToolCall("harness_echo", {"text": "one"}), ToolCall("harness_echo", {"text": "two"})]],
                              "both echoed")
-    sandbox, out, reqs = _run(tmp_path, policy, turns=["echo two things"])
+    sandbox, _out, reqs = _run(tmp_path, policy, turns=["echo two things"])
     run = only_run(sandbox.store)
     assert_requests_match(run, [r.body for r in reqs])
     assert_tool_calls_match(run, [r.reply for r in reqs])
@@ -124,7 +124,7 @@ def test_subagent_is_its_own_linked_run(tmp_path):
                             "child finished")
     parent = sequence_policy([ToolCall("delegate_task", {"goal": "CHILD-TASK: write one todo"})], "parent finished")
     policy = routed_policy([("CHILD-TASK", child)], parent)
-    sandbox, out, reqs = _run(tmp_path, policy, toolsets=["harness", "todo", "delegation"],
+    sandbox, _out, reqs = _run(tmp_path, policy, toolsets=["harness", "todo", "delegation"],
                               turns=["delegate something"], wait_subagents=30)
     runs = {r.run_id: r for r in runs_in(sandbox.store)}
     assert len(runs) == 2
@@ -166,7 +166,7 @@ def test_other_api_modes(tmp_path, api_mode):
 
 def test_directory_plugin_and_resume_appends(tmp_path):
     """The directory plugin (as `replaykit hermes install` writes it) records too."""
-    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), plugin="directory", turns=["hi"])
+    sandbox, _out, reqs = _run(tmp_path, hermes_default_policy(), plugin="directory", turns=["hi"])
     run = only_run(sandbox.store)
     assert_requests_match(run, [r.body for r in reqs])
     assert isinstance(run, Run)
