@@ -9,6 +9,13 @@ One ``Redactor`` = one run's placeholder numbering. Presidio is the optional ext
 importing this package is cheap, Presidio is imported on first use.
 """
 
+import os as _os
+
+# Presidio's EmailRecognizer uses tldextract, which downloads the Public Suffix List on first use
+# unless this is empty *when presidio is imported* (also via presidio_anonymizer). Set it before any
+# import of Presidio can happen in this process; the bundled snapshot is then used, offline.
+_os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
+
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
