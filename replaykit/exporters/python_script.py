@@ -173,7 +173,7 @@ def _metadata(run: Run, header: dict[str, Any]) -> str:
         ("EVENT_COUNT", len(run.events)),
     ]
     lines = ["# Metadata of the recorded run (the same values are in TRACE_JSON; these are for reading)."]
-    lines.extend(f"{name} = {ascii(value)}" for name, value in values)
+    lines.extend(f"{name} = {value!a}" for name, value in values)
     return "\n".join(lines) + "\n"
 
 
@@ -184,8 +184,8 @@ def render(run: Run) -> str:
         with _unbounded_ints():
             literal = trace_literal(header, events)
             metadata = _metadata(run, header)
-    except (ValueError, RecursionError) as exc:
-        raise BadInput(f"run {run.run_id} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
+    except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)
+        raise BadInput(f"run {run.run_id!r} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
     body = _template_body()
     for marker, text in (("# @@METADATA@@\n", metadata), ("# @@ENGINE@@\n", _engine_source()),
                          ("# @@TRACE@@\n", literal)):
