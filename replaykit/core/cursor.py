@@ -192,7 +192,9 @@ class ReplayCursor:
             self.counters.served_llm_steps += 1
             if self.recorder is not None:
                 self.recorder.llm_call(
-                    messages, response, tools=tools, provenance=_served(rnd.llm), duration=0.0,
+                    messages, response, tools=tools,
+                    provenance=Provenance.EDITED if response is not rnd.llm.response else _served(rnd.llm),
+                    duration=0.0,
                     **_llm_kw(rnd.llm, record_kw),
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)

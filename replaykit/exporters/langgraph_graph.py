@@ -415,7 +415,7 @@ def fork_run(run: Run, *, step: int, target: str, value: Any, checkpoint_db: str
         fork_cfg = built.graph.update_state(target_snapshot.config, {"messages": [edited]}, as_node=as_node)
         try:
             result = rt.invoke(built.graph, None, fork_cfg)
-            messages = _continue_turns(rt, built, config, result["messages"])
+            messages = rt.continue_turns(built.graph, built.record, result["messages"], config)
         except rt.ReplayDesync as exc:
             raise LangGraphDesync(str(exc)) from exc
         entries = built.log.entries[served_before:]
@@ -439,26 +439,6 @@ def rt_counters(rt: Any, entries: list[JSON]) -> JSON:
         log.add(entry)
     counters: JSON = log.counters()
     return counters
-
-
-def _continue_turns(rt: Any, built: ReplayGraph, config: JSON, messages: list[Any]) -> list[Any]:
-    """After the forked turn ends, the record's later user turns are sent as the user sent them."""
-    record = built.record
-    start = rt.next_recorded_call(messages)
-    for index in range(max(start, 1), len(record.llm)):
-        request = record.requests[index]
-        asked_tools = any(p.get("type") == "tool_call"
-                          for p in record.llm[index - 1]["response"]["message"].get("parts", ()))
-        if asked_tools or not request or request[-1].get("role") != "user":
-            continue  # not the start of a new user turn
-        trailing: list[JSON] = []
-        for message in reversed(request):
-            if message.get("role") != "user":
-                break
-            trailing.insert(0, message)
-        new = [rt.ir_to_lc(m, rt.message_id(len(messages) + i), "recorded") for i, m in enumerate(trailing)]
-        messages = rt.invoke(built.graph, {"messages": new}, config)["messages"]
-    return messages
 
 
 def _final_answer(messages: list[JSON]) -> str | None:

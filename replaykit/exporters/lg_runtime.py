@@ -527,7 +527,8 @@ def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync"
 
 
 def drive(graph: Any, record: Record, config: JSON | None = None, *, durability: str = "sync") -> list[BaseMessage]:
-    """Replay the record through the graph, one ``invoke`` per user turn; the final messages."""
+    """Replay the record through the graph, one ``invoke`` per user turn; the final messages. Once the
+    graph leaves the record (a real tool, a live model), later recorded user turns are still sent."""
     messages: list[BaseMessage] = []
     index = 0
     while index < len(record.llm):
@@ -537,8 +538,32 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
             new = [*messages, *new]  # no checkpointer: the graph keeps no state between invokes
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
+        if any(provenance_of(m) not in PURE for m in messages):
+            return continue_turns(graph, record, messages, config, durability=durability)
         following = next_recorded_call(messages)
         if following <= index:
             raise ReplayDesync(f"the graph made no progress at recorded LLM call {index}")
         index = following
+    return messages
+
+
+def continue_turns(graph: Any, record: Record, messages: list[BaseMessage], config: JSON | None = None, *,
+                   durability: str = "sync") -> list[BaseMessage]:
+    """After the graph left the record, send the record's later user turns as the user sent them."""
+    start = next_recorded_call(messages)
+    for index in range(max(start, 1), len(record.llm)):
+        request = record.requests[index]
+        asked_tools = any(p.get("type") == "tool_call"
+                          for p in record.llm[index - 1]["response"]["message"].get("parts", ()))
+        if asked_tools or not request or request[-1].get("role") != "user":
+            continue  # not the start of a new user turn
+        trailing: list[JSON] = []
+        for message in reversed(request):
+            if message.get("role") != "user":
+                break
+            trailing.insert(0, message)
+        new: list[Any] = [_stamp(m, len(messages) + i, "recorded") for i, m in enumerate(trailing)]
+        if getattr(graph, "checkpointer", None) is None:
+            new = [*messages, *new]
+        messages = invoke(graph, {"messages": new}, config, durability)["messages"]
     return messages

@@ -67,7 +67,8 @@ def _header(run_id: str, title: str) -> RunHeader:
                      title=title)
 
 
-def record_sample_run(store: RunStore, run_id: str | None = None) -> str:
+def record_sample_run(store: RunStore, run_id: str | None = None, *, weather: str = "Sunny, 21C",
+                      last_answer: str = "out.txt is empty.") -> str:
     """Record a two-turn run; returns its id. Steps:
 
     0 llm -> read_file(notes.txt) + web_search(weather)   (parallel calls)
@@ -104,7 +105,7 @@ def record_sample_run(store: RunStore, run_id: str | None = None) -> str:
                            ("call_b", "web_search", {"query": "weather Paris"})])
     llm(messages, a0, "tool_calls", 100)
     r1 = tool("call_a", "read_file", {"path": "notes.txt"}, "buy milk; call Bob")
-    r2 = tool("call_b", "web_search", {"query": "weather Paris"}, "Sunny, 21C")
+    r2 = tool("call_b", "web_search", {"query": "weather Paris"}, weather)
     messages = [*messages, a0, r1, r2]
     a1 = _assistant_calls([("call_c", "write_file", {"path": "out.txt", "content": "milk, Bob, sunny"})])
     llm(messages, a1, "tool_calls", 160)
@@ -121,7 +122,7 @@ def record_sample_run(store: RunStore, run_id: str | None = None) -> str:
     llm(messages, a2, "tool_calls", 240)
     r4 = tool("call_d", "read_file", {"path": "out.txt"}, "(empty)")
     messages = [*messages, a2, r4]
-    answer2 = Message(role="assistant", parts=[TextPart(text="out.txt is empty.")])
+    answer2 = Message(role="assistant", parts=[TextPart(text=last_answer)])
     llm(messages, answer2, "stop", 260)
     recorder.turn_end(answer2.text)
     recorder.run_end(answer2.text)

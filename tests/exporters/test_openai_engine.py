@@ -207,3 +207,19 @@ def test_cli_play_json_and_key_never_written(store: RunStore, tmp_path: Path) ->
          "--model", "m", "--api-key-env", "NOT_SET_ANYWHERE", "--store", str(store.root)],
         capture_output=True, text=True, env=env, timeout=60)
     assert missing.returncode == 2 and "NOT_SET_ANYWHERE" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
+    from replaykit.cli.cmd_diff import _edits
+    from replaykit.core.diff import diff_runs
+
+    source = store.load("src")
+    child = branch(store, source, 4, args='{"path": "elsewhere.txt", "content": "x"}')
+    with ScriptedServer(sequence_policy([], "final")) as srv:
+        played = store.load(play(child, _options(store, srv)).run_id)
+    result = diff_runs(source, played, edits=_edits(store, [source, played]))
+    first = result.first
+    # The served LLM step 3 already carries the edited call: the divergence starts there, from the edit.
+    assert (first.step, first.field, first.cause) == (3, "response.tool_calls", "edit")
+    assert played.steps[3].event.provenance == Provenance.EDITED
+    assert any(d.step == 4 and d.field == "arguments" and d.cause == "edit" for d in result.differences)
