@@ -14,7 +14,7 @@ import pytest
 from replaykit.cli.demo_flow import MARKER, prepare_out, strip_volatile
 from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
-from replaykit.testing.demo_data import EDITED_ECHO, demo_policy, edited_result, echo_of, recording_path
+from replaykit.testing.demo_data import EDITED_ECHO, demo_policy, echo_of, edited_result, recording_path
 from replaykit.testing.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,7 +142,7 @@ def test_training_files_validate(demo):
 
 
 def test_html_reports_are_inert(demo):
-    _, document, tmp = demo
+    _, _, tmp = demo
     reports = sorted((tmp / "out" / "exports").glob("*.html"))
     assert [p.name for p in reports] == ["branch-report.html", "report.html"]
     for path in reports:
