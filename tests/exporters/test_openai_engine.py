@@ -223,3 +223,26 @@ def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
     assert (first.step, first.field, first.cause) == (3, "response.tool_calls", "edit")
     assert played.steps[3].event.provenance == Provenance.EDITED
     assert any(d.step == 4 and d.field == "arguments" and d.cause == "edit" for d in result.differences)
+
+
+HERMES_TWO_TURNS = ROOT / "tests" / "fixtures" / "hermes" / "two_turns.jsonl"
+
+
+@pytest.mark.skipif(not HERMES_TWO_TURNS.is_file(), reason="no recorded Hermes fixture")
+def test_real_hermes_recording_served_then_live(tmp_path: Path) -> None:
+    from replaykit.core.diff import diff_runs
+    from replaykit.core.run import Run
+    from replaykit.testing.script import hermes_default_policy
+
+    store = RunStore(tmp_path)
+    run = Run.load(HERMES_TWO_TURNS)
+    with ScriptedServer(hermes_default_policy()) as srv:
+        served = play(run, _options(store, srv, serve_only=True))
+        assert srv.requests == []
+        live = play(run, _options(store, srv))
+        bodies = [r.body for r in srv.llm_requests]
+    assert served.counters.served_llm_steps == 6 and served.counters.served_tool_steps == 4
+    assert diff_runs(run, store.load(served.run_id)).equal
+    # Live against the same scripted model: the same steps, both user turns, recorded tool results reused.
+    assert len(bodies) == live.counters.provider_calls == 6
+    assert diff_runs(run, store.load(live.run_id)).equal
