@@ -333,14 +333,18 @@ class Demo:
             raise StepSkipped("needs the branch")
         html = self.out / "diff.html"
         doc = self.checked("diff", self.report.run_id, other, "--html", str(html), expect=(1,))
-        first = _first_divergence(doc)
-        if not first:
+        first = doc.get("first_divergence") if isinstance(doc, dict) else None
+        if not isinstance(first, dict):
             raise StepFailed("the diff reports no first divergence")
-        text = json.dumps(first, ensure_ascii=False)
-        if first.get("step") != self.branch_at and "edit" not in text:
-            raise StepFailed(f"the first divergence is not the edit at step {self.branch_at}: {text[:300]}")
+        if first.get("step") != self.branch_at or first.get("cause") != "edit":
+            raise StepFailed(f"the first divergence is not the edit at step {self.branch_at}: "
+                             f"step {first.get('step')}, cause {first.get('cause')}")
         paths = {"diff report": str(html)} if html.is_file() else {}
-        return (f"{self.report.run_id} vs {other}: first divergence {_describe(first)}", paths, {"first": first})
+        changed = f"{_short(first.get('a'))} -> {_short(first.get('b'))}"
+        return (f"{self.report.run_id} vs {other}: first divergence at step {first['step']}, field "
+                f"{first.get('field')}, cause {first['cause']} ({changed}); "
+                f"{len(doc.get('differences') or [])} differences in all",
+                paths, {"first": first, "equal": doc.get("equal")})
 
     def cost(self) -> tuple[str, dict[str, str], dict[str, Any]]:
         if not command_available("cost"):
@@ -425,19 +429,9 @@ def strip_volatile(value: Any) -> Any:
     return value
 
 
-def _first_divergence(doc: Any) -> dict[str, Any] | None:
-    if not isinstance(doc, dict):
-        return None
-    for key in ("first_divergence", "first", "divergence"):
-        found = doc.get(key)
-        if isinstance(found, dict):
-            return found
-    return None
-
-
-def _describe(first: dict[str, Any]) -> str:
-    bits = [f"{k} {first[k]}" for k in ("step", "field", "cause", "kind") if first.get(k) is not None]
-    return ", ".join(bits) or json.dumps(first, ensure_ascii=False)[:200]
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def run_demo(options: DemoOptions, on_step: Callable[[StepResult], None] | None = None) -> DemoReport:

@@ -105,7 +105,9 @@ def test_diff_reports_the_edit_or_is_not_in_this_build(demo):
         assert step["status"] == "skipped" and "not in this build" in step["summary"]
         return
     assert step["status"] == "ok"
-    assert step["data"]["first"]["step"] == _step(document, "inspect")["data"]["branch_at"]
+    first = step["data"]["first"]
+    assert first["step"] == _step(document, "inspect")["data"]["branch_at"] and first["cause"] == "edit"
+    assert json.loads(first["b"])["echo"] == EDITED_ECHO and step["data"]["equal"] is False
     html = (tmp / "out" / "diff.html").read_text(encoding="utf-8")
     assert "<script" not in html.lower()
 
