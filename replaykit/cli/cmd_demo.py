@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from replaykit.cli._common import add_json, console, print_json
+from replaykit.cli._common import add_json, print_json
 
 _MARKS = {"ok": ("ok  ", "green"), "skipped": ("skip", "yellow"), "failed": ("FAIL", "bold red")}
 
@@ -36,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
 
     options = DemoOptions(out=Path(args.out).expanduser().absolute(), base_url=args.base_url, model=args.model,
                           api_key_env=args.api_key_env)
-    out = None if args.json else console()
+    out = None if args.json else _console()
 
     def show(step: StepResult) -> None:
         if out is None:
@@ -63,6 +63,21 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _console() -> Any:
+    from rich.console import Console
+
+    # soft_wrap: long paths stay on one line (copy-pastable) instead of being cut at 80 columns.
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _shown(path: str | Path) -> str:
+    """``path`` relative to the current directory when it is below it (shorter to read and paste)."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _summary(out: Any, report: Any) -> None:
     from rich.text import Text
 
@@ -74,11 +89,12 @@ def _summary(out: Any, report: Any) -> None:
     out.print(Text("Where everything went:", style="bold"))
     for step in report.steps:
         for label, path in step.paths.items():
-            out.print(Text(f"  {label:<18} {path}"))
-    store = report.store
+            out.print(Text(f"  {label:<18} {_shown(path)}"))
+    store = _shown(report.store)
     out.print(Text("Try next:", style="bold"))
     if report.run_id:
         out.print(Text(f"  replaykit inspect {report.run_id} --store {store}"))
     if report.run_id and report.play_run_id:
         out.print(Text(f"  replaykit diff {report.run_id} {report.play_run_id} --store {store}"))
-    out.print(Text(f"  python {report.out / 'exports' / 'run.py'} --edit 1 '{{\"result\": \"...\"}}'"))
+    out.print(Text(f"  python {_shown(report.out / 'exports' / 'run.py')} --edit 1 '{{\"result\": \"...\"}}'"))
+    out.print(Text(f"  open {_shown(report.out / 'exports' / 'report.html')} in a browser"))
