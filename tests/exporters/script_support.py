@@ -32,9 +32,11 @@ SEARCH = ToolSpec(name="search", description="search the web",
 
 
 def make_run(rounds: int = 2, run_id: str = "demo-run", *, answer: str = "done",
-             results: list[str] | None = None, user: str = "find things", model: str = "m1") -> Run:
-    """A small agent run: ``rounds`` x (model asks for search -> tool answers), then a final answer."""
-    clock = itertools.count(0, 0.25)
+             results: list[str] | None = None, user: str = "find things", model: str = "m1",
+             tick: float = 0.25) -> Run:
+    """A small agent run: ``rounds`` x (model asks for search -> tool answers), then a final answer.
+    Every recorder clock reading advances by ``tick`` seconds."""
+    clock = itertools.count(0, tick)
     rec = Recorder(
         RunHeader(run_id=run_id, created_at="2026-11-30T19:00:00Z", model=model, provider="p1",
                   source=Source(framework="hermes", framework_version="0.19.0")),
@@ -47,14 +49,14 @@ def make_run(rounds: int = 2, run_id: str = "demo-run", *, answer: str = "done",
         call = ToolCallPart(id=f"call_{i}", name="search", arguments={"q": f"query {i}"})
         response = LLMResponse(message=Message(role="assistant", parts=[call]), finish_reason="tool_calls",
                                usage=Usage(input_tokens=100 + i, output_tokens=10), model=model)
-        event = rec.llm_call(messages, response, tools=[SEARCH], model=model, duration=0.1)
+        event = rec.llm_call(messages, response, tools=[SEARCH], model=model, duration=tick / 2)
         result = results[i] if results else f"result {i}"
-        rec.tool_call(call.id, "search", {"q": f"query {i}"}, result=result, llm_call_id=event.id, duration=0.05)
+        rec.tool_call(call.id, "search", {"q": f"query {i}"}, result=result, llm_call_id=event.id, duration=tick / 4)
         messages = [*messages, response.message,
                     Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name="search", content=result)])]
     final = LLMResponse(message=Message(role="assistant", parts=[TextPart(text=answer)]), finish_reason="stop",
                         usage=Usage(input_tokens=200, output_tokens=20), model=model)
-    rec.llm_call(messages, final, tools=[SEARCH], model=model, duration=0.2)
+    rec.llm_call(messages, final, tools=[SEARCH], model=model, duration=tick / 2)
     rec.run_end(answer)
     return Run(rec.header, rec.events)
 

@@ -201,6 +201,9 @@ def replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argparse.
     edit_info = None
     if opts.edit is not None:
         events, edit_info = apply_edit(events, *parse_edit(*opts.edit))
+        # Later recorded requests predate the edit (hence invalidated); this is what a live continuation
+        # (--live) would start from.
+        edit_info["conversation_after_edit"] = conversation_at(events, edit_info["step"] + 1)[0]
     positions = step_positions(events)
     played = events
     if opts.stop_at is not None:
@@ -447,11 +450,12 @@ class ToolServer:
             self.used[key] = index + 1
             event = matches[min(index, len(matches) - 1)]  # repeated calls reuse the last recorded answer
             return event["result"], event.get("status", "ok"), "served"
+        # Stand-ins made up by the script are "synthetic" (as in replaykit's openai engine).
         function = RUNNABLE_TOOLS.get(name)
         if function is None:
-            return NOT_AVAILABLE.format(name=name), "unavailable", "desync"
+            return NOT_AVAILABLE.format(name=name), "unavailable", "synthetic"
         if is_destructive(name, arguments) and not self.allow_destructive:
-            return f"[replaykit] dry run: {name} is destructive; pass --allow-destructive to run it", "dry_run", "desync"
+            return f"[replaykit] dry run: {name} is destructive; pass --allow-destructive to run it", "dry_run", "synthetic"
         self.executions += 1
         return str(function(arguments)), "ok", "live"
 
@@ -518,9 +522,9 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
             event = {"kind": "tool_call", "name": part["name"], "arguments": arguments, "result": result,
                      "status": status}
             _live_row(document, step_no, event, provenance, started, opts.quiet, part["id"])
-            if provenance == "desync":
-                document["notes"].append({"seq": None, "kind": "desync", "step": step_no,
-                                          "reason": f"no recorded call of {part['name']} matched these arguments"})
+            if provenance == "synthetic":
+                document["notes"].append({"seq": None, "kind": "synthetic", "step": step_no,
+                                          "reason": f"{part['name']}: {status} (no recorded call matched these arguments)"})
             step_no += 1
         if llm_calls >= opts.max_turns:
             document["notes"].append({"seq": None, "kind": "stopped", "step": step_no,
