@@ -81,21 +81,39 @@ class EngineOptions:
     iteration_budget: int | None = None
     retry_base_delay: float | None = None
 
+    serve_only: bool = False
+
     @classmethod
-    def read(cls, options: Any) -> EngineOptions:
+    def read(cls, options: Any, run: Run | None = None) -> EngineOptions:
+        """From the core's ``PlayOptions`` (``cut``, ``serve_only``, ``max_iterations``, ``extra``), or a
+        mapping / object using this class's names."""
         if isinstance(options, EngineOptions):
             return options
-        get = options.get if isinstance(options, dict) else (lambda name, default=None: getattr(options, name,
-                                                                                                  default))
+        def get(name: str, default: Any = None) -> Any:
+            if isinstance(options, dict):
+                return options.get(name, default)
+            return getattr(options, name, default)
+
+        extra = get("extra", None) or {}
         at = get("at", None)
         if at is None:
-            at = get("from_step", None)
+            at = get("cut", None)
+        serve_only = bool(get("serve_only", False))
+        if at is None and run is not None and not serve_only and hasattr(options, "cut"):
+            from replaykit.core.cursor import play_cut  # the contract's default cut (PlayOptions)
+
+            at = play_cut(run)
+        store = get("store", None)
         return cls(
-            at=at, base_url=get("base_url", None), model=get("model", None), api_key_env=get("api_key_env", None),
-            allow_destructive=bool(get("allow_destructive", False)), stale_timeout=get("stale_timeout", None),
-            tools_module=get("tools_module", None), store=get("store", None),
+            at=None if serve_only else at, base_url=get("base_url", None), model=get("model", None),
+            api_key_env=get("api_key_env", None), allow_destructive=bool(get("allow_destructive", False)),
+            stale_timeout=get("stale_timeout", None),
+            tools_module=get("tools_module", None) or extra.get("tools_module"),
+            store=str(store.root) if hasattr(store, "root") else store,
             record=bool(get("record", True)), max_attempts=get("max_attempts", None),
-            iteration_budget=get("iteration_budget", None), retry_base_delay=get("retry_base_delay", None),
+            iteration_budget=get("iteration_budget", None) or get("max_iterations", None),
+            retry_base_delay=get("retry_base_delay", None) or extra.get("retry_base_delay"),
+            serve_only=serve_only,
         )
 
 
@@ -222,7 +240,8 @@ class Session:
         if self.recorder is not None:
             self.recorder.synthetic(step, reason="the agent asked for a completion after the record ended; "
                                                  "answered with an end-of-turn response (no provider call)")
-        return ModelResponse(parts=[TextPart(content="")], model_name="replaykit-synthetic",
+        answer = self.run.final_answer or "[replaykit] end of the recorded run"
+        return ModelResponse(parts=[TextPart(content=answer)], model_name="replaykit-synthetic",
                              finish_reason="stop")
 
     def _go_live(self, step: int) -> None:
@@ -381,21 +400,22 @@ def _cursor_model_class() -> type:
     return CursorModel
 
 
-def _offline_model() -> Any:
+def _offline_model(name: str) -> Any:
     """The wrapped model when there is no live endpoint: never reached (the cursor answers itself)."""
     from pydantic_ai.models.function import FunctionModel
 
     def refuse(messages: Any, info: Any) -> Any:
         raise AssertionError("replaykit: offline replay must not reach a model")
 
-    return FunctionModel(refuse, model_name="replaykit-record")
+    return FunctionModel(refuse, model_name=name)
 
 
 def make_agent(plan: Plan, session: Session, live_model: Any | None) -> Any:
     compat.require()
     from pydantic_ai import Agent
 
-    model = _cursor_model_class()(live_model if live_model is not None else _offline_model(), session)
+    wrapped = live_model if live_model is not None else _offline_model(plan.run.model or "recorded")
+    model = _cursor_model_class()(wrapped, session)
     return Agent(model, output_type=str, tools=build_tools(plan.tools, session), retries=3)
 
 
@@ -442,20 +462,33 @@ def replay(run: Run) -> EngineResult:
     return EngineResult(None, run.run_id, "completed", output, history, session.counters, None, plan.lost, [])
 
 
-def play(run: Run, options: Any) -> dict[str, Any]:
+def play(run: Run, options: Any) -> Any:
     """``replaykit play RUN --engine pydantic-ai``: serve the prefix, go live at the cut, record the result
-    as a new run with lineage. Returns a JSON-able summary (``run_id`` is the new run)."""
+    as a new run with lineage. Returns the core's ``PlayResult`` (``run_id`` is the new run)."""
+    from replaykit.core.cursor import Counters as CoreCounters
+    from replaykit.core.play import PlayResult
+
     result = play_run(run, options)
-    return result.to_json()
+    c = result.counters
+    counters = CoreCounters(
+        provider_calls=c.provider_calls, tool_executions=c.tools_executed, served_llm_steps=c.llm_served,
+        served_tool_steps=c.tools_served, live_llm_steps=c.llm_live,
+        live_tool_steps=c.tools_executed + c.tools_dry_run + c.tools_unavailable,
+        desyncs=c.desyncs, synthetic_steps=c.synthetic,
+    )
+    return PlayResult(run_id=result.run_id or "", parent_run_id=run.run_id, engine=ENGINE, status=result.status,
+                      cut=result.cut if result.cut is not None else len(run.steps), counters=counters,
+                      final_answer=result.final_answer, error=result.error, steps=len(result.events),
+                      model=getattr(options, "model", None) or run.model)
 
 
 def play_run(run: Run, options: Any) -> EngineResult:
     compat.require()
-    opts = EngineOptions.read(options)
+    opts = EngineOptions.read(options, run)
     if opts.at is not None and not 0 <= opts.at <= len(run.steps):
         raise BadInput(f"--at {opts.at} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
     plan = build_plan(run)
-    live_model = build_live_model(plan, opts) if opts.base_url else None
+    live_model = build_live_model(plan, opts) if opts.base_url and not opts.serve_only else None
     if live_model is None and opts.at is not None:
         raise BadInput("play needs --base-url and --model to go live at the cut")
     recorder, writer_path = _new_recorder(run, opts)

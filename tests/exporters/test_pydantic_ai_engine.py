@@ -244,10 +244,16 @@ def test_401_fails_at_once_with_one_line_and_saves_the_partial_branch(tmp_path: 
     assert any(e.provenance == Provenance.SERVED for e in saved.llm_calls())
 
 
-def test_play_entry_point_returns_json_summary(tmp_path: Path) -> None:
+def test_play_entry_point_takes_play_options_and_returns_play_result(tmp_path: Path) -> None:
+    from replaykit.core.play import PlayOptions, PlayResult
+
     run = weather_run()
     with ScriptedServer([text("x")]) as server:
-        summary = play(run, {"at": 5, "base_url": server.base_url, "model": "m", "store": str(tmp_path)})
+        options = PlayOptions(base_url=server.base_url, model="m", store=RunStore(tmp_path), cut=5)
+        result = play(run, options)
+    assert isinstance(result, PlayResult)
+    summary = result.to_json()
     json.dumps(summary)
-    assert summary["engine"] == "pydantic-ai" and summary["parent_run_id"] == run.run_id
-    assert summary["counters"]["llm_live"] == 1
+    assert summary["engine"] == "pydantic-ai" and summary["parent_run_id"] == run.run_id and summary["cut"] == 5
+    assert summary["counters"]["live_llm_steps"] == 1 and summary["counters"]["provider_calls"] == 1
+    assert RunStore(tmp_path).load(result.run_id).header.lineage.parent_run_id == run.run_id  # type: ignore[union-attr]

@@ -101,7 +101,7 @@ class SessionRun:
     lock: threading.RLock = field(default_factory=threading.RLock)
     api: str | None = None
     raw_prev: list[Any] = field(default_factory=list)
-    ir_prev: list[Message] = field(default_factory=list)
+    ir_prev: list[list[Message]] = field(default_factory=list)
     raw_tools: Any = None
     ir_tools: list[ToolSpec] | None = None
     attempts: dict[str, int] = field(default_factory=dict)
@@ -117,6 +117,10 @@ class SessionRun:
     meta_done: bool = False
     skills: list[str] = field(default_factory=list)
     closed: bool = False
+
+
+_EMPTY: dict[str, dict[str, Any]] = {"openai-chat": {"messages": []}, "openai-responses": {"input": []},
+                                     "anthropic-messages": {"messages": []}}
 
 
 def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
@@ -136,16 +140,30 @@ def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
     return out
 
 
-def _convert(api: str, element: Any) -> Message:
+def _convert(api: str, element: Any) -> list[Message]:
+    """One raw conversation element -> IR messages, through the shared provider codecs (so every engine
+    re-encodes a recorded request the same way)."""
     if api == "openai-chat":
-        return wire.chat_message_to_ir(element)
+        from replaykit.core.codecs import openai_chat
+
+        return [openai_chat.decode_message(element)]
+    from replaykit.core import codecs
+
     if isinstance(element, tuple):
         kind, value = element
-        body = {"input": value} if kind == "input_str" else {kind: value}
-        return wire.messages_to_ir(api, body)[0]
+        body: dict[str, Any] = {"input": value} if kind == "input_str" else {kind: value}
+        if api == "openai-responses":
+            body.setdefault("input", [])
+        else:
+            body.setdefault("messages", [])
+        return list(codecs.decode_request(api, body).messages)
     if api == "openai-responses":
-        return wire.responses_item_to_ir(element)
-    return wire.anthropic_message_to_ir(element)
+        from replaykit.core.codecs import openai_responses
+
+        return list(openai_responses.decode_items([element]))
+    from replaykit.core.codecs import anthropic
+
+    return [anthropic.decode_message(element, "message")]
 
 
 class HermesCapture:
@@ -225,16 +243,21 @@ class HermesCapture:
             limit = min(len(raw), n)
             while keep < limit and raw[keep] == prev_raw[keep]:
                 keep += 1
-        messages = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
-        state.raw_prev, state.ir_prev, state.api = raw, messages, api
-        state.recorder.keep_hint = (len(messages), keep)
+        # ir_prev holds one list of messages per raw element (an element may decode to 0..n messages).
+        groups = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
+        state.raw_prev, state.ir_prev, state.api = raw, groups, api
+        messages = [m for group in groups for m in group]
+        state.recorder.keep_hint = (len(messages), sum(len(g) for g in groups[:keep]))
         return messages
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:
         if not isinstance(raw_tools, list) or not raw_tools:
             return None
         if raw_tools is not state.raw_tools and raw_tools != state.raw_tools:
-            state.raw_tools, state.ir_tools = raw_tools, wire.tools_to_ir(api, raw_tools)
+            from replaykit.core import codecs
+
+            state.raw_tools = raw_tools
+            state.ir_tools = list(codecs.decode_request(api, {"tools": raw_tools, **_EMPTY[api]}).tools or [])
         return state.ir_tools
 
     def _session_meta(self, state: SessionRun, kw: Mapping[str, Any], tools: list[ToolSpec] | None) -> None:

@@ -19,6 +19,7 @@ from replaykit.adapters.hermes.command import handle_command
 from replaykit.adapters.hermes.install import install_plugin
 from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution, resolve_store_root
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
+from replaykit.core import codecs
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 
@@ -69,9 +70,10 @@ def test_wire_round_trip_for_all_three_apis():
                                                             "is_error": False}]}],
                  "tools": [{"name": "f", "input_schema": {"type": "object"}}], "max_tokens": 100}
     for api, body in (("openai-chat", chat), ("openai-responses", responses), ("anthropic-messages", anthropic)):
-        model, tools, params, sdk = wire.split_request(api, {**body, "timeout": 30.0})
-        assert sdk == {"timeout": 30.0}
-        rebuilt = wire.body_from_ir(api, model, wire.messages_to_ir(api, body), wire.tools_to_ir(api, tools), params)
+        model, _tools, params, sdk = wire.split_request(api, {**body, "timeout": 30.0, "extra_body": {"top_k": 3}})
+        assert sdk == {"timeout": 30.0, "extra_body": {"top_k": 3}} and params.pop("top_k") == 3
+        decoded = codecs.decode_request(api, {k: v for k, v in body.items() if k not in params and k != "model"})
+        rebuilt = codecs.encode_request(api, decoded.messages, decoded.tools, {**params, "model": model}).body
         assert rebuilt == body, api
 
 
@@ -135,7 +137,7 @@ def test_import_hermes_session_state_db_and_snapshot(tmp_path):
     assert [t.message.text for t in run.user_turns()] == [t.message.text for t in recorded.user_turns()]
     assert run.final_answer == recorded.final_answer
     # The reconstructed conversation of the last call equals the recorded one, message by message.
-    mine = wire.messages_from_ir("openai-chat", run.request_messages(run.llm_calls()[-1]))["messages"]
+    mine = codecs.encode_request("openai-chat", run.request_messages(run.llm_calls()[-1])).body["messages"]
     theirs = json.loads((FIX / "two_turns.requests.json").read_text())[-1]["messages"]
     assert [m["role"] for m in mine] == [m["role"] for m in theirs]
     assert mine[1:] == [m for m in theirs[1:]] or [m.get("content") for m in mine[1:]] == [m.get("content") for m in theirs[1:]]
