@@ -95,3 +95,69 @@ def test_branch_then_live_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> N
     assert dry and dry[0].status == "dry_run" and result.counters.tool_executions == 0
     first = diff_runs(run, new).first
     assert first is not None and (first.step, first.cause) == (1, "edit")
+
+
+def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    sandbox, run, _canary = recorded
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        done = subprocess.run(
+            [sys.executable, "-m", "replaykit", "play", run.run_id, "--engine", "hermes", "--base-url", srv.base_url,
+             "--model", "candidate", "--at", str(len(run.steps)), "--store", str(sandbox.store), "--json"],
+            cwd=sandbox.cwd, env=sandbox.env, capture_output=True, text=True, timeout=300)
+        assert srv.llm_requests == []
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["engine"] == "hermes" and doc["status"] == "completed" and doc["cut"] == len(run.steps)
+    assert doc["counters"]["provider_calls"] == 0 and doc["counters"]["served_llm_steps"] == 3
+
+
+def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None:
+    """Two read_file calls in one message take Hermes's concurrent path (nested tool_execution on worker
+    threads, any completion order): both are served by tool_call_id, no handler runs."""
+    from replaykit.adapters.hermes.play import play
+
+    sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
+    a, b = sandbox.cwd / "a.txt", sandbox.cwd / "b.txt"
+    a.write_text("alpha file")
+    b.write_text("beta file")
+    policy = sequence_policy([[ToolCall("read_file", {"path": str(a)}), ToolCall("read_file", {"path": str(b)})]],
+                             "Read both.")
+    with ScriptedServer(policy) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "toolsets": ["file"], "echo_tool": False,
+                           "turns": ["Read a.txt and b.txt."]})
+    run = only_run(sandbox.store)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "tool", "llm"]
+    a.unlink()
+    b.unlink()  # a served replay must not need (or touch) the files
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, serve_only=True))
+        assert srv.llm_requests == []
+    assert result.counters.served_tool_steps == 2 and result.counters.desyncs == 0
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert sorted(e.result for e in new.tool_calls()) == sorted(e.result for e in run.tool_calls())
+    assert "alpha file" in "".join(e.result or "" for e in new.tool_calls())
+    assert diff_runs(run, new).equal
+
+
+def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    from replaykit.adapters.hermes.play import play
+
+    sandbox, run, canary = recorded
+    canary.unlink(missing_ok=True)
+    store = RunStore(sandbox.store)
+    child = branch(store, run, 1, result='{"bytes_written": 0, "error": "disk full"}')
+    with ScriptedServer(sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "first"}),
+        ToolCall("write_file", {"path": str(canary), "content": "written live"}),
+    ], "Retried the write.")) as srv:
+        result = play(child, _options(sandbox, srv.base_url, allow_destructive=True))
+    assert canary.read_text() == "written live"  # Hermes's real write_file ran, from the cut only
+    new = store.load(result.run_id)
+    live = [e for e in new.tool_calls() if e.provenance == Provenance.LIVE]
+    assert live and {e.name for e in live} == {"write_file"} and all(e.status == "ok" for e in live)
+    assert result.counters.tool_executions == len(live) == result.counters.live_tool_steps
+    assert all(s.event.provenance == Provenance.LIVE for s in new.steps[2:])
