@@ -19,6 +19,7 @@ from tests.conftest import FIXTURES, subprocess_env
 from tests.exporters.script_support import make_run, masked, run_script
 
 HERMES_FIXTURES = sorted((FIXTURES / "hermes").glob("*.jsonl"))
+TRACE_FIXTURES = [*HERMES_FIXTURES, FIXTURES / "schema" / "v1.jsonl"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -58,12 +59,12 @@ def test_cli_export_then_script_equals_replaykit_replay(tmp_path: Path, store_di
         assert masked(document(run_script(out, *args))) == masked(document(cli("replay", run_id, "--json", *args)))
 
 
-@pytest.mark.parametrize("fixture", HERMES_FIXTURES, ids=[p.stem for p in HERMES_FIXTURES])
-def test_recorded_hermes_fixture_replays_identically(tmp_path: Path, fixture: Path) -> None:
+@pytest.mark.parametrize("fixture", TRACE_FIXTURES, ids=[p.stem for p in TRACE_FIXTURES])
+def test_recorded_fixture_replays_identically(tmp_path: Path, fixture: Path) -> None:
     out = tmp_path / "run.py"
     export(Run.load(fixture), out)
     got = document(run_script(out, "--quiet"))
-    assert got["source_framework"] == "hermes"
+    assert got["source_framework"] == Run.load(fixture).header.source.framework
     assert got["counters"]["provider_calls"] == 0 and got["counters"]["tool_executions"] == 0
     assert masked(got) == masked(document(cli("replay", str(fixture), "--json")))
 
@@ -131,7 +132,7 @@ def test_timed_follows_the_original_timeline(tmp_path: Path) -> None:
     doc = document(run_script(out, "--timed", "--quiet"))
     steps = doc["steps"]
     assert steps[-1]["t_replay"] >= steps[-1]["t_original"] - 1e-3  # it waited for the timeline
-    assert all(abs(s["delta"]) < 0.25 for s in steps)
+    assert all(abs(s["delta"]) < 1.0 for s in steps)  # generous: the test machine may be loaded
     assert doc["timed"]["max_abs_delta"] == max(abs(s["delta"]) for s in steps)
     assert [t["delta"] for t in doc["timing"]] == [s["delta"] for s in steps]
     assert doc["replay_duration"] >= steps[-1]["t_original"] - 1e-3
@@ -167,8 +168,12 @@ def test_edit_args_and_response(tmp_path: Path) -> None:
     assert response["steps"][4]["summary"] == "model: a new answer" and response["invalidated_steps"] == []
     early = document(run_script(out, "--quiet", "--edit", "0", json.dumps({"response": "no tools"})))
     assert early["invalidated_steps"] == [1, 2, 3, 4]
+    calls = {"content": "checking", "tool_calls": [{"function": {"name": "search", "arguments": '{"q": "x"}'}}]}
+    with_calls = document(run_script(out, "--quiet", "--edit", "4", json.dumps({"response": calls})))
+    assert with_calls["steps"][4]["summary"] == 'model -> search({"q":"x"})'
+    assert with_calls["steps"][4]["status"] == "tool_calls"
     for bad in (["1", '{"response": "x"}'], ["0", '{"args": {}}'], ["1", "not json"], ["1", '{"x": 1}'],
-                ["99", '{"result": "x"}'], ["0", '{"response": 5}']):
+                ["99", '{"result": "x"}'], ["0", '{"response": 5}'], ["0", '{"response": [{"arguments": {}}]}']):
         proc = run_script(out, "--edit", *bad)
         assert proc.returncode == 2 and proc.stdout == "" and "error" in proc.stderr, bad
 
@@ -188,8 +193,8 @@ def test_diff_compares_content_and_never_executes_the_other_file(tmp_path: Path)
     # A file that would leave a mark if it were imported or executed: --diff only parses it.
     marker = tmp_path / "executed"
     trap = tmp_path / "trap.py"
-    trap.write_text(f"open({str(marker)!r}, 'w').write('x')\n" + a.read_text().split("TRACE_JSON = ", 1)[0][:0]
-                    + "TRACE_JSON = " + a.read_text().split("TRACE_JSON = ", 1)[1])
+    data = a.read_text().split("TRACE_JSON = ", 1)[1]
+    trap.write_text(f"open({str(marker)!r}, 'w').write('x')\nTRACE_JSON = {data}")
     proc = run_script(a, "--diff", str(trap))
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()

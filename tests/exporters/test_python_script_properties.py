@@ -34,8 +34,8 @@ from replaykit.core.ir import (
 from replaykit.core.recorder import Recorder
 from replaykit.core.replay_doc import build_replay_document
 from replaykit.core.run import Run
-from replaykit.exporters.python_script import render, safe_text, trace_data
-from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked
+from replaykit.exporters.python_script import export, render, safe_text, trace_data
+from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked, run_script
 
 NASTY = ['"""', "'''", "\\", "\\\\'", "\x00", "\u2028", "\u2029", "\ud800", "\udfff", "\ud83d\ude00", "\r\n",
          "\r", "\x0c", "\x85", "\x7f", "\ufeff", "#", "# -*- coding: latin-1 -*-", "\\N{BULLET}", "\\x41",
@@ -55,7 +55,7 @@ KEY = st.one_of(STR_KEY, st.integers(-5, 5), st.booleans(), st.none())  # inside
 JSON = st.recursive(
     st.none() | st.booleans() | NUMBER | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEY, inner, max_size=3),
-    max_leaves=12,
+    max_leaves=8,
 )
 TIME = st.floats(min_value=0, max_value=1e6, allow_nan=False)
 
@@ -176,6 +176,21 @@ def check_script(run: Run, *, execute: bool = True) -> None:
 @given(runs(), st.integers(0, 3))
 def test_any_trace_content_compiles_and_round_trips(run: Run, pick: int) -> None:
     check_script(run, execute=pick == 0)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
+@given(runs())
+def test_written_file_runs_in_a_real_interpreter(tmp_path_factory: pytest.TempPathFactory, run: Run) -> None:
+    """A subset as real processes: the 0600 file on disk, ``python -I``, stdout bytes (surrogates and all)."""
+    path = tmp_path_factory.mktemp("script") / "run.py"
+    export(run, path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    proc = run_script(path, "--dump-trace")
+    assert proc.returncode == 0, proc.stderr
+    header, events = trace_data(run)
+    with int_digits_unbounded():
+        assert json.loads(proc.stdout) == as_json({"header": header, "events": events})
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

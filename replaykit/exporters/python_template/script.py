@@ -36,9 +36,14 @@ RUN_ID: str | None = None
 # @@METADATA@@
 
 # ================================================================================= the replay engine
+# replaykit.core.replay_doc, verbatim: the pure function behind `replaykit replay --json`.
+# build_replay_document() walks the events in recorded order and serves every step from the record.
 # @@ENGINE@@
 
 # ======================================================================================= the script
+# Reading guide: main() (at the end) picks a mode. replay() serves the steps through
+# build_replay_document() above, and play_steps() walks them (progress on stderr, --timed waits);
+# apply_edit() is --edit, live_replay() is --live, diff_scripts() is --diff, write_html() is --html.
 SCRIPT_FORMAT = "replaykit.python-script"
 SCRIPT_FORMAT_VERSION = 1
 NOT_AVAILABLE = "[replaykit] tool {name!r} is not available in this standalone replay: no recorded call matched"
@@ -46,9 +51,10 @@ NOT_AVAILABLE = "[replaykit] tool {name!r} is not available in this standalone r
 # the parsed arguments and returning the result text. Empty on purpose: a standalone replay runs no
 # tools. Add your own here; destructive ones still need --allow-destructive.
 RUNNABLE_TOOLS: dict[str, Any] = {}
-# Tool names and argument words treated as destructive (writes, deletes, shell, messages, payments).
-DESTRUCTIVE_WORDS = ("write", "delete", "remove", "rm", "shell", "terminal", "exec", "run_command", "patch",
-                     "send", "post", "email", "pay", "transfer", "deploy", "kill", "drop", "move", "mkdir")
+# Tool names treated as destructive (writes, deletes, shell, messages, payments): replaykit's
+# conservative name rule (replaykit.core.tool_gate).
+DESTRUCTIVE_NAME = (r"(write|delete|remove|rm|move|rename|patch|edit|create|exec|shell|terminal|command|run|send|"
+                    r"post|email|message|pay|purchase|transfer|deploy|push|commit|install|kill|drop|update|upload)")
 
 
 class ScriptError(Exception):
@@ -88,7 +94,7 @@ def requests_before(events: list[dict[str, Any]], end: int) -> dict[str, dict[st
 
 # ----------------------------------------------------------------------------------------- edits
 def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
-    """``--edit N JSON``: JSON is {"args": ...}, {"result": ...} or {"response": "text"}."""
+    """``--edit N JSON``: JSON is {"args": ...}, {"result": ...} or {"response": ...}."""
     try:
         step = int(step_text)
     except ValueError as exc:
@@ -98,11 +104,36 @@ def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
     except ValueError as exc:
         raise ScriptError(f"--edit: not valid JSON: {exc}") from exc
     if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in ("args", "result", "response"):
-        raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": "text"}')
+        raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": ...}')
     target, new = next(iter(value.items()))
-    if target == "response" and not isinstance(new, str):
-        raise ScriptError('--edit: {"response": ...} takes the new model text as a string')
+    if target == "response":
+        new = response_message(new)
     return step, target, new
+
+
+def response_message(value: Any) -> dict[str, Any]:
+    """A new model answer: "text", a list of tool calls ({"name", "arguments", "id"?}, or OpenAI's
+    {"function": {...}} items), or {"content": "text", "tool_calls": [...]}."""
+    content, calls = (value, []) if isinstance(value, str) else (None, value)
+    if isinstance(value, dict):
+        content, calls = value.get("content"), value.get("tool_calls") or []
+    if not isinstance(calls, list) or not (content is None or isinstance(content, str)):
+        raise ScriptError('--edit: {"response": ...} takes "text", a list of tool calls, '
+                          'or {"content": "text", "tool_calls": [...]}')
+    parts: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+    for index, call in enumerate(calls):
+        function = call.get("function", call) if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise ScriptError("--edit: every tool call needs a string \"name\"")
+        arguments = function.get("arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError as exc:
+                raise ScriptError(f"--edit: tool call arguments are not JSON: {exc}") from exc
+        parts.append({"type": "tool_call", "id": str(call.get("id") or f"edit_call_{index}"),
+                      "name": function["name"], "arguments": arguments})
+    return {"role": "assistant", "parts": parts}
 
 
 def args_key(name: str, arguments: Any) -> str:
@@ -136,8 +167,9 @@ def apply_edit(events: list[dict[str, Any]], step: int, target: str, value: Any)
     if target == "response":
         if kind != "llm_call":
             raise ScriptError(f"--edit: step {step} is a tool call; use {{\"args\": ...}} or {{\"result\": ...}}")
-        event["response"]["message"] = {"role": "assistant", "parts": [{"type": "text", "text": value}]}
-        event["response"]["finish_reason"] = "stop"
+        event["response"]["message"] = value
+        has_calls = any(p["type"] == "tool_call" for p in value["parts"])
+        event["response"]["finish_reason"] = "tool_calls" if has_calls else "stop"
     else:
         if kind != "tool_call":
             raise ScriptError(f"--edit: step {step} is an LLM call; use {{\"response\": \"text\"}}")
@@ -423,9 +455,10 @@ def from_openai(payload: dict[str, Any]) -> tuple[dict[str, Any], str | None, di
     return {"role": "assistant", "parts": parts}, choice.get("finish_reason"), usage
 
 
-def is_destructive(name: str, arguments: Any) -> bool:
-    text = (name + " " + json.dumps(arguments, default=str)).lower()
-    return any(word in text for word in DESTRUCTIVE_WORDS)
+def is_destructive(name: str) -> bool:
+    import re
+
+    return re.search(DESTRUCTIVE_NAME, name or "", re.IGNORECASE) is not None
 
 
 class ToolServer:
@@ -440,12 +473,15 @@ class ToolServer:
         self.used: dict[str, int] = {}
         self.allow_destructive = allow_destructive
         self.executions = 0
+        self.served = 0
+        self.synthetic = 0
 
     def call(self, name: str, arguments: Any) -> tuple[str, str, str]:
         """(result text, status, provenance) for one tool call of the live model."""
         key = args_key(name, arguments)
         matches = self.recorded.get(key)
         if matches:
+            self.served += 1
             index = self.used.get(key, 0)
             self.used[key] = index + 1
             event = matches[min(index, len(matches) - 1)]  # repeated calls reuse the last recorded answer
@@ -453,9 +489,12 @@ class ToolServer:
         # Stand-ins made up by the script are "synthetic" (as in replaykit's openai engine).
         function = RUNNABLE_TOOLS.get(name)
         if function is None:
+            self.synthetic += 1
             return NOT_AVAILABLE.format(name=name), "unavailable", "synthetic"
-        if is_destructive(name, arguments) and not self.allow_destructive:
-            return f"[replaykit] dry run: {name} is destructive; pass --allow-destructive to run it", "dry_run", "synthetic"
+        if is_destructive(name) and not self.allow_destructive:
+            self.synthetic += 1
+            return (f"[replaykit dry-run] The tool call {name!r} was NOT executed: it looks destructive. Nothing was "
+                    "changed. Re-run with --allow-destructive to execute it.", "dry_run", "synthetic")
         self.executions += 1
         return str(function(arguments)), "ok", "live"
 
@@ -509,6 +548,9 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
     document["step_count"] = len(positions)
     play_steps(document, timed=False, quiet=opts.quiet)
     messages, tools = conversation_at(events, cut)
+    # Later user turns of the recording are sent in order, each once the previous turn is answered.
+    cut_pos = positions[cut] if cut < len(positions) else len(events)
+    upcoming = [e["message"] for e in events[cut_pos:] if e.get("kind") == "turn_start"]
     step_no = cut
     final = None
     llm_calls = 0
@@ -526,6 +568,12 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
                 document["notes"].append({"seq": None, "kind": "synthetic", "step": step_no,
                                           "reason": f"{part['name']}: {status} (no recorded call matched these arguments)"})
             step_no += 1
+        if not pending and messages and messages[-1].get("role") == "assistant":  # the turn is answered
+            final = "".join(p.get("text", "") for p in messages[-1].get("parts", []) if p.get("type") == "text")
+            if not upcoming:
+                break
+            messages.append(upcoming.pop(0))
+            progress("live: next user turn of the recording", opts.quiet)
         if llm_calls >= opts.max_turns:
             document["notes"].append({"seq": None, "kind": "stopped", "step": step_no,
                                       "reason": f"--max-turns {opts.max_turns} reached"})
@@ -540,12 +588,12 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
         _live_row(document, step_no, event, "live", started, opts.quiet, None, status=finish or "ok",
                   name=payload.get("model") or opts.model)
         step_no += 1
-        if not _pending_calls(messages):
-            final = "".join(p.get("text", "") for p in message["parts"] if p.get("type") == "text")
-            break
     document["counters"]["provider_calls"] = client.attempts
     document["counters"]["tool_executions"] = tools_server.executions
+    document["counters"]["served_tool_steps"] += tools_server.served
     document["counters"]["live_llm_steps"] = llm_calls
+    document["counters"]["live_tool_steps"] = tools_server.executions
+    document["counters"]["synthetic_steps"] = tools_server.synthetic
     document["live"] = {"base_url": public_url(client.base_url), "model": opts.model, "cut": cut,
                         "retries": client.errors, "api_key_env": opts.api_key_env}
     document["messages"] = messages
