@@ -123,13 +123,26 @@ def _view(message: BaseMessage) -> tuple[Any, ...]:
             getattr(message, "status", None))
 
 
+# Verified messages by object identity: the model node checks the whole state on every call, and
+# re-verifying unchanged messages would make a long replay quadratic. The key includes the identity of
+# the fields an edit replaces, so a message changed in place is verified again.
+_VERIFIED: dict[tuple[int, int, int, int, int], tuple[BaseMessage, JSON | None]] = {}
+_VERIFIED_MAX = 200_000
+
+
 def stash_of(message: BaseMessage) -> JSON | None:
     """The stash of a message whose visible fields still agree with its IR, else None."""
+    key = (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
+           id(getattr(message, "status", None)), id(message.additional_kwargs))
+    hit = _VERIFIED.get(key)
+    if hit is not None and hit[0] is message:
+        return hit[1]
     stash = message.additional_kwargs.get(STASH)
-    if not isinstance(stash, dict) or "ir" not in stash:
-        return None
-    if _view(ir_to_lc(stash["ir"], "x")) != _view(message):
-        return None
+    if not isinstance(stash, dict) or "ir" not in stash or _view(ir_to_lc(stash["ir"], "x")) != _view(message):
+        stash = None
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        _VERIFIED.clear()
+    _VERIFIED[key] = (message, stash)
     return stash
 
 
@@ -227,9 +240,10 @@ class Record:
                 if owner_id is not None:
                     self._owner[event["id"]] = owner_id
         self.llm_index = {e["id"]: i for i, e in enumerate(self.llm)}
-        self._by_request: dict[str, int] = {}
+        # Requests by length: candidates for an exact match are compared with == (no re-encoding).
+        self._by_length: dict[int, list[int]] = {}
         for i, request in enumerate(self.requests):
-            self._by_request.setdefault(canonical(request), i)
+            self._by_length.setdefault(len(request), []).append(i)
         # Tool results by the recorded LLM call that asked for them, then by call id.
         self._tool_by_call: dict[tuple[int | None, str], JSON] = {}
         self._tool_by_key: dict[tuple[str, str], JSON] = {}
@@ -255,7 +269,10 @@ class Record:
         return list(specs.values())
 
     def match_request(self, messages: list[JSON]) -> int | None:
-        return self._by_request.get(canonical(messages))
+        for index in self._by_length.get(len(messages), ()):
+            if self.requests[index] == messages:
+                return index
+        return None
 
     def recorded_tool(self, llm_index: int | None, call_id: str, name: str, args: JSON) -> JSON | None:
         """The recorded tool event for this exact call (same asking LLM call, id, name and arguments)."""
@@ -325,10 +342,21 @@ class ModelNode:
         self.record = record
         self.log = log
         self.live_model = live_model
+        self._checked: list[tuple[BaseMessage, JSON | None]] = []
+
+    def _stashes(self, messages: Sequence[BaseMessage]) -> list[JSON | None]:
+        """``stash_of`` of every message, re-checking only those not seen at the same place last time."""
+        checked = self._checked
+        same = 0
+        limit = min(len(checked), len(messages))
+        while same < limit and checked[same][0] is messages[same]:
+            same += 1
+        self._checked = checked = checked[:same] + [(m, stash_of(m)) for m in messages[same:]]
+        return [stash for _, stash in checked]
 
     def __call__(self, state: MessagesState) -> JSON:
         messages = state["messages"]
-        stashes = [stash_of(m) for m in messages]
+        stashes = self._stashes(messages)
         pure = all(s is not None and s.get("provenance") in PURE for s in stashes)
         if pure:
             return self._serve_next(messages, stashes)

@@ -124,15 +124,27 @@ def test_fork_with_edited_tool_result_goes_live_and_is_recorded(store: RunStore,
 
 
 def test_fork_diff_names_the_edited_step(store: RunStore, tmp_path: Path) -> None:
-    diff = pytest.importorskip("replaykit.core.diff")
+    from replaykit.core.diff import diff_runs
+
     run = store.load(weather_run(store))
     with ScriptedServer(_edited_policy) as server:
         fork = lg.fork_run(run, step=1, target="result", value="sensor offline", checkpoint_db=tmp_path / "d.sqlite",
                            store=store, live=lg.LiveEndpoint(base_url=server.base_url, model="m-live"))
     assert fork.run_id is not None
-    report = diff.diff_runs(run, store.load(fork.run_id))
-    text = json.dumps(report, default=str)
-    assert '"step": 1' in text or "'step': 1" in text
+    report = diff_runs(run, store.load(fork.run_id)).to_json()
+    assert report["equal"] is False
+    first = report["first_divergence"]
+    assert first["step"] == 1 and first["cause"] == "edit", first
+    # The same diff from the command line exits 1 (they differ).
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "replaykit", "diff", run.run_id, fork.run_id, "--store",
+                           str(store.root), "--json"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["first_divergence"]["step"] == 1
 
 
 def test_fork_with_edited_args_runs_the_tool_through_the_guard(store: RunStore, tmp_path: Path) -> None:
