@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from replaykit.core.ir import (
@@ -39,7 +40,10 @@ def describe(event: Event) -> str:
             return f"model -> {names}"
         return f"model: {_clip(message.text)!s}"
     if isinstance(event, ToolCallEvent):
-        args = _clip(event.raw_arguments or (str(event.arguments) if event.arguments is not None else ""), 60)
+        shown = event.raw_arguments
+        if shown is None and event.arguments is not None:
+            shown = json.dumps(event.arguments, ensure_ascii=False, default=str)
+        args = _clip(shown, 60)
         outcome = event.error if event.status == "error" and event.error else event.result
         return f"{event.name}({args}) -> {_clip(outcome, 80)}"
     if isinstance(event, ErrorEvent):

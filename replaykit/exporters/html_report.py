@@ -1,0 +1,291 @@
+"""Self-contained HTML reports: one run (``export --format html``) and a diff (``diff --html``).
+
+Safety: every piece of trace content goes through ``html.escape`` (quotes included) and nothing else
+ever reaches the page; the page carries no script at all and a Content-Security-Policy that forbids
+scripts, frames, forms and any network load, so even an escaping bug could not execute data or phone
+home. Files are written 0600.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from replaykit.core.ir import (
+    LLMCallEvent,
+    MediaPart,
+    Message,
+    OpaquePart,
+    ReasoningPart,
+    TextPart,
+    ToolCallEvent,
+    ToolCallPart,
+    ToolResultPart,
+)
+from replaykit.core.run import Run
+from replaykit.core.timeline import timeline_rows
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; "
+    "script-src 'none'; connect-src 'none'; frame-src 'none'; form-action 'none'; base-uri 'none'"
+)
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1d2330;background:#fafbfc}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #dde}
+.meta{color:#556;margin:2px 0} .meta b{color:#223}
+table{border-collapse:collapse;width:100%;background:#fff} th,td{border:1px solid #e3e6ea;padding:4px 6px;
+vertical-align:top;text-align:left} th{background:#f0f2f5;font-weight:600}
+tr.failing td{background:#ffe9e9;color:#8a1111;font-weight:600} tr.error td{background:#fff4e5}
+.prov{font:12px ui-monospace,monospace;padding:1px 5px;border-radius:8px;background:#eef}
+.prov-live{background:#e2f5e6}.prov-edited{background:#fff0c2}.prov-desync{background:#ffd9d9}
+.prov-synthetic{background:#eadcff}.prov-served{background:#e4efff}
+pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px solid #e3e6ea;padding:8px;
+margin:4px 0;font:12px/1.4 ui-monospace,monospace;max-height:420px;overflow:auto}
+details{background:#fff;border:1px solid #e3e6ea;margin:6px 0;padding:4px 8px} summary{cursor:pointer}
+details.failing{border:2px solid #d33} .role{font-weight:600;color:#335}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px} .diverge td{background:#fff0c2}
+.first td{background:#ffd9d9;font-weight:600} .badge{display:inline-block;padding:2px 8px;border-radius:10px;
+background:#223;color:#fff;font-size:12px} .ok{background:#1b7f3b} .bad{background:#b42318}
+"""
+
+
+def esc(value: Any) -> str:
+    """Escape anything for HTML text or attribute context."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    # Lone surrogates cannot be encoded as UTF-8: replace rather than fail the whole report.
+    value = value.encode("utf-8", "replace").decode("utf-8")
+    return html.escape(value, quote=True)
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+        "<meta name=\"referrer\" content=\"no-referrer\">"
+        f"<meta name=\"viewport\" content=\"width=device-width\"><title>{esc(title)}</title>"
+        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+    )
+
+
+def _prov(provenance: str) -> str:
+    return f'<span class="prov prov-{esc(provenance)}">{esc(provenance)}</span>'
+
+
+def _message_html(message: Message) -> str:
+    chunks = [f'<div class="msg"><span class="role">{esc(message.role)}</span>']
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            chunks.append(f"<pre>{esc(part.text)}</pre>")
+        elif isinstance(part, ReasoningPart):
+            chunks.append(f"<details><summary>reasoning</summary><pre>{esc(part.text)}</pre></details>")
+        elif isinstance(part, ToolCallPart):
+            chunks.append(f"<div>tool call <b>{esc(part.name)}</b> <code>{esc(part.id)}</code>"
+                          f"<pre>{esc(part.arguments_json())}</pre></div>")
+        elif isinstance(part, ToolResultPart):
+            flag = " (error)" if part.is_error else ""
+            chunks.append(f"<div>tool result for <code>{esc(part.tool_call_id)}</code>{flag}"
+                          f"<pre>{esc(part.content)}</pre></div>")
+        elif isinstance(part, MediaPart):
+            chunks.append(f"<div>media {esc(part.media_type)} {esc(part.url or '(inline data)')}</div>")
+        elif isinstance(part, OpaquePart):
+            chunks.append(f"<div>opaque {esc(part.format)}<pre>{esc(part.data)}</pre></div>")
+    chunks.append("</div>")
+    return "".join(chunks)
+
+
+def _cost_info(run: Run) -> dict[str, Any]:
+    import importlib
+
+    try:
+        cost_module = importlib.import_module("replaykit.core.cost")
+    except ImportError:
+        return {}
+    try:
+        ledger = cost_module.run_ledger(run)  # type: ignore[attr-defined]
+    except Exception:
+        return {}
+    return ledger if isinstance(ledger, dict) else {}
+
+
+def _mermaid(run: Run) -> str | None:
+    try:
+        from replaykit.exporters.langgraph_graph import mermaid_for_run  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        return str(mermaid_for_run(run))
+    except Exception:
+        return None
+
+
+def _graph_svg(run: Run) -> str:
+    """A small offline drawing of the agent loop with this run's counts (no JS, no network)."""
+    llm = sum(1 for s in run.steps if s.kind == "llm")
+    tools = sum(1 for s in run.steps if s.kind == "tool")
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="520" height="90" role="img" '
+        'aria-label="agent loop"><defs><marker id="a" markerWidth="8" markerHeight="8" refX="7" refY="4" '
+        'orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#556"/></marker></defs>'
+        '<g font-family="sans-serif" font-size="13">'
+        '<rect x="5" y="30" width="70" height="30" rx="15" fill="#eef"/><text x="22" y="50">start</text>'
+        f'<rect x="130" y="25" width="110" height="40" rx="6" fill="#e4efff"/><text x="142" y="50">model ×{llm}</text>'
+        f'<rect x="300" y="25" width="110" height="40" rx="6" fill="#e2f5e6"/><text x="314" y="50">tools ×{tools}</text>'
+        '<rect x="450" y="30" width="60" height="30" rx="15" fill="#eef"/><text x="466" y="50">end</text>'
+        '<line x1="75" y1="45" x2="128" y2="45" stroke="#556" marker-end="url(#a)"/>'
+        '<path d="M240,38 L298,38" stroke="#556" marker-end="url(#a)"/>'
+        '<path d="M300,55 L242,55" stroke="#556" marker-end="url(#a)"/>'
+        '<path d="M185,65 C185,88 480,88 480,62" fill="none" stroke="#556" marker-end="url(#a)"/>'
+        "</g></svg>"
+    )
+
+
+def render_run(run: Run) -> str:
+    header = run.header
+    rows = timeline_rows(run)
+    failing = run.failing_step
+    cost = _cost_info(run)
+    parts: list[str] = [f"<h1>replaykit run {esc(run.run_id)}</h1>"]
+    meta = [
+        ("source", f"{header.source.framework} {header.source.framework_version or ''}".strip()),
+        ("model", run.model), ("provider", header.provider), ("base url", header.base_url),
+        ("created", header.created_at), ("status", run.status), ("steps", len(run.steps)),
+        ("duration", f"{run.duration:.3f} s"),
+        ("failing step", "none" if failing is None else failing),
+    ]
+    if cost:
+        total = cost.get("total_cost")
+        meta.append(("cost", "unknown" if total is None else f"${total}"))
+    if header.lineage:
+        lin = header.lineage
+        meta.append(("lineage", f"{lin.relation} of {lin.parent_run_id} at step {lin.parent_step}"))
+    parts += [f'<p class="meta"><b>{esc(k)}</b>: {esc(v)}</p>' for k, v in meta]
+    if run.final_answer is not None:
+        parts.append(f"<h2>Final answer</h2><pre>{esc(run.final_answer)}</pre>")
+
+    parts.append("<h2>Graph</h2>" + _graph_svg(run))
+    mermaid = _mermaid(run)
+    if mermaid:
+        parts.append(f"<details><summary>LangGraph drawing (Mermaid source)</summary><pre>{esc(mermaid)}</pre></details>")
+
+    parts.append("<h2>Timeline</h2><table><tr><th>step</th><th>t (s)</th><th>duration</th><th>kind</th>"
+                 "<th>provenance</th><th>status</th><th>what</th></tr>")
+    for row in rows:
+        cls = "failing" if row["failing"] else ("error" if row["kind"] == "error" else "")
+        step_link = "" if row["step"] is None else f'<a href="#step-{row["step"]}">{row["step"]}</a>'
+        duration = "" if row["duration"] is None else f"{row['duration']:.3f}"
+        parts.append(
+            f'<tr class="{cls}"><td>{step_link}</td><td>{row["t"]:.3f}</td><td>{duration}</td><td>{esc(row["kind"])}</td>'
+            f'<td>{_prov(row["provenance"])}</td><td>{esc(row["status"])}</td><td>{esc(row["summary"])}'
+            f'{" ✗ failing step" if row["failing"] else ""}</td></tr>'
+        )
+    parts.append("</table>")
+
+    step_costs = {c.get("step"): c for c in cost.get("steps", [])} if cost else {}
+    parts.append("<h2>Steps</h2>")
+    for step in run.steps:
+        event = step.event
+        failing_cls = ' class="failing" open' if step.index == failing else ""
+        body: list[str] = []
+        if isinstance(event, LLMCallEvent):
+            title = f"step {step.index}: LLM call ({event.request.model or run.model or 'model'})"
+            new_messages = event.request.context.append
+            body.append(f"<p>request: {len(run.request_messages(event))} messages "
+                        f"({len(new_messages)} new since the previous call)</p>")
+            body.extend(_message_html(m) for m in new_messages)
+            body.append("<p><b>response</b> finish_reason=" + esc(event.response.finish_reason) + "</p>")
+            body.append(_message_html(event.response.message))
+            if event.response.usage:
+                body.append(f"<p>usage: {esc(event.response.usage.model_dump(exclude_none=True))}</p>")
+            step_cost = step_costs.get(step.index)
+            if step_cost is not None:
+                value = step_cost.get("cost")
+                body.append(f"<p>cost: {esc('unknown' if value is None else value)}</p>")
+        elif isinstance(event, ToolCallEvent):
+            title = f"step {step.index}: tool {event.name} [{event.status}]"
+            body.append(f"<p>call id <code>{esc(event.call_id)}</code></p>")
+            body.append(f"<p>arguments</p><pre>{esc(event.raw_arguments or event.arguments)}</pre>")
+            if event.error:
+                body.append(f"<p>error</p><pre>{esc(event.error)}</pre>")
+            body.append(f"<p>result</p><pre>{esc(event.result)}</pre>")
+        else:  # pragma: no cover - steps are only these two kinds
+            continue
+        timing = f"t={event.t:.3f}s" + (f", {event.duration:.3f}s" if event.duration is not None else "")
+        parts.append(
+            f'<details id="step-{step.index}"{failing_cls}><summary>{esc(title)} {_prov(str(event.provenance))} '
+            f"<small>{esc(timing)}</small></summary>{''.join(body)}</details>"
+        )
+    return _page(f"replaykit {run.run_id}", "\n".join(parts))
+
+
+def _write(path: Path, text: str) -> None:
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+    os.chmod(path, 0o600)
+
+
+def export(run: Run, path: Path, **options: Any) -> dict[str, Any]:
+    text = render_run(run)
+    _write(path, text)
+    return {"bytes": len(text.encode("utf-8")), "steps": len(run.steps)}
+
+
+# ------------------------------------------------------------------------------------------- diff
+
+
+def _rows(items: Iterable[Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in items:
+        out.append(item if isinstance(item, dict) else getattr(item, "__dict__", {"value": str(item)}))
+    return out
+
+
+def render_diff(diff: dict[str, Any]) -> str:
+    """Render a diff document (``replaykit diff --json`` shape) side by side."""
+    equal = bool(diff.get("equal"))
+    first = diff.get("first_divergence") or {}
+    first_step = first.get("step") if isinstance(first, dict) else None
+    parts = [
+        f"<h1>replaykit diff: {esc(diff.get('run_a'))} vs {esc(diff.get('run_b'))}</h1>",
+        f'<p><span class="badge {"ok" if equal else "bad"}">{"equal" if equal else "differ"}</span></p>',
+    ]
+    if first:
+        parts.append("<h2>First divergence</h2><table>" + "".join(
+            f"<tr><th>{esc(k)}</th><td><pre>{esc(v)}</pre></td></tr>" for k, v in first.items()) + "</table>")
+    parts.append("<h2>Steps side by side</h2><table><tr><th>step</th><th>"
+                 f"{esc(diff.get('run_a'))}</th><th>{esc(diff.get('run_b'))}</th><th>difference</th></tr>")
+    for row in _rows(diff.get("steps", [])):
+        step = row.get("step")
+        cls = "first" if step is not None and step == first_step else ("diverge" if row.get("differs") else "")
+        a, b = row.get("a") or {}, row.get("b") or {}
+        parts.append(
+            f'<tr class="{cls}"><td>{esc(step)}</td>'
+            f"<td>{_prov(str(a.get('provenance', '')))} {esc(a.get('summary', ''))}</td>"
+            f"<td>{_prov(str(b.get('provenance', '')))} {esc(b.get('summary', ''))}</td>"
+            f"<td>{esc(row.get('field') or '')} {esc(row.get('cause') or '')}</td></tr>"
+        )
+    parts.append("</table>")
+    differences = diff.get("differences") or []
+    if differences:
+        parts.append("<h2>All differences</h2>")
+        for d in _rows(differences):
+            parts.append(f"<pre>{esc(d)}</pre>")
+    return _page(f"replaykit diff {diff.get('run_a')} {diff.get('run_b')}", "\n".join(parts))
+
+
+def write_diff_html(diff: Any, path: Path) -> dict[str, Any]:
+    document = diff if isinstance(diff, dict) else diff.to_json()
+    text = render_diff(document)
+    _write(Path(path), text)
+    return {"bytes": len(text.encode("utf-8"))}
