@@ -35,6 +35,7 @@ setup_env() {
 
 run_suite() {
     local name=$1 venv=".venv-$1"
+    shift
     echo "== [$name] ruff"
     "$venv/bin/python" -m ruff check replaykit tests bench
     echo "== [$name] mypy"

@@ -1,0 +1,106 @@
+"""``replaykit import PATH --format hermes-session``: Hermes's own session store into runs.
+
+PATH is a ``state.db`` (SQLite, opened read-only), a Hermes home holding one, or a JSON snapshot
+``sessions/session_<id>.json``. Every event is marked ``reconstructed``: state.db keeps the conversation,
+not the requests (no sampling parameters, no per-call usage, no failed attempts).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from replaykit import __version__
+from replaykit.adapters.base import ImportedRun
+from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
+from replaykit.adapters.hermes.conversation import build_run
+from replaykit.adapters.hermes.wire import tools_to_ir
+from replaykit.core.errors import BadInput
+from replaykit.core.ir import Lineage, RunHeader, Source
+from replaykit.core.store import utc_now_iso
+
+LACKS = ("Hermes's session store keeps the conversation, not the calls: each request was reconstructed from "
+         "the messages before it (no sampling parameters, tool schemas only from a JSON snapshot, no failed "
+         "attempts or retries, no per-call usage)")
+
+
+def _header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
+            base_url: Any = None, title: Any = None) -> RunHeader:
+    import datetime as dt
+
+    created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
+                  if isinstance(created, (int, float)) else utc_now_iso())
+    return RunHeader(
+        run_id=run_id_for_session(session_id) + "-imported", created_at=created_at,
+        source=Source(framework="hermes", adapter="replaykit.adapters.hermes.import_session",
+                      replaykit_version=__version__),
+        model=model if isinstance(model, str) else None, platform=platform if isinstance(platform, str) else None,
+        session_id=session_id, base_url=safe_base_url(base_url), title=title if isinstance(title, str) else None,
+        lineage=Lineage(relation="subagent", parent_run_id=run_id_for_session(parent) + "-imported")
+        if isinstance(parent, str) and parent else None,
+        tags=["imported", "reconstructed"],
+    )
+
+
+def import_session(path: Path, session_id: str | None = None) -> list[ImportedRun]:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "state.db"
+        if not path.is_file():
+            raise BadInput(f"no state.db in {path.parent}")
+    if path.suffix == ".json":
+        return [_from_snapshot(path, session_id)]
+    return _from_db(path, session_id)
+
+
+def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path} is not a Hermes session JSON snapshot ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("session_id"):
+        raise BadInput(f"{path} is not a Hermes session JSON snapshot (no session_id/messages)")
+    if session_id and data["session_id"] != session_id:
+        raise BadInput(f"{path} holds session {data['session_id']}, not {session_id}")
+    header = _header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
+                     created=None, base_url=data.get("base_url"))
+    tools = tools_to_ir("openai-chat", data.get("tools")) if isinstance(data.get("tools"), list) else None
+    return build_run(header, data["messages"], system_prompt=data.get("system_prompt"), tools=tools or None,
+                     meta={"session_start": data.get("session_start"), "source_file": path.name},
+                     warnings=[LACKS.replace("tool schemas only from a JSON snapshot, ", "")])
+
+
+def _from_db(path: Path, session_id: str | None) -> list[ImportedRun]:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn.row_factory = sqlite3.Row
+        conn.execute("select id from sessions limit 1")
+    except sqlite3.Error as exc:
+        raise BadInput(f"{path} is not a Hermes state.db ({exc})") from exc
+    try:
+        if session_id:
+            sessions = conn.execute("select * from sessions where id = ? order by started_at", (session_id,)).fetchall()
+        else:
+            sessions = conn.execute("select * from sessions order by started_at").fetchall()
+        if session_id and not sessions:
+            raise BadInput(f"no session {session_id!r} in {path}")
+        runs = []
+        for row in sessions:
+            msgs = conn.execute("select * from messages where session_id = ? order by timestamp, id", (row["id"],)).fetchall()
+            started = row["started_at"]
+            messages = [dict(m) for m in msgs]
+            times = [round(m["timestamp"] - started, 6) if isinstance(m["timestamp"], (int, float)) and isinstance(started, (int, float)) else None for m in msgs]
+            header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
+                             created=started, title=row["title"])
+            meta = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
+                                        "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
+                    if k in row.keys() and row[k] is not None}
+            runs.append(build_run(header, messages, system_prompt=row["system_prompt"], times=times,
+                                  finish_reasons=[m["finish_reason"] for m in msgs], meta=meta, warnings=[LACKS]))
+        return runs
+    except sqlite3.Error as exc:
+        raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
+    finally:
+        conn.close()

@@ -1,0 +1,24 @@
+"""Rebuild, from a recorded Hermes run, the exact HTTP body each LLM attempt sent to the provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replaykit.adapters.hermes.wire import body_from_ir
+from replaykit.core.ir import ErrorEvent, LLMCallEvent
+from replaykit.core.run import Run
+
+
+def request_body(run: Run, event: LLMCallEvent | ErrorEvent) -> dict[str, Any]:
+    request = event.request
+    if request is None:
+        raise ValueError(f"event {event.seq} has no recorded request")
+    return body_from_ir(request.api, request.model, run.request_messages(event), run.request_tools(request),
+                        request.params)
+
+
+def attempt_bodies(run: Run) -> list[dict[str, Any]]:
+    """Every LLM attempt's body (successful calls and failed attempts), in the order they were sent."""
+    events = [e for e in run.events if isinstance(e, LLMCallEvent) or (isinstance(e, ErrorEvent) and e.request)]
+    events.sort(key=lambda e: (e.t, e.seq))
+    return [request_body(run, e) for e in events]  # type: ignore[arg-type]

@@ -1,0 +1,82 @@
+"""replaykit play RUN --engine hermes|pydantic-ai|langgraph|openai --base-url URL --model NAME: serve the
+prefix from the record, then run live from the cut, recording a new run (lineage ``play``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from typing import Any
+
+from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
+
+#: engine name -> (module, extra that provides it)
+ENGINE_MODULES = {
+    "openai": ("replaykit.exporters.openai_engine", "openai"),
+    "hermes": ("replaykit.adapters.hermes.play", "hermes"),
+    "pydantic-ai": ("replaykit.exporters.pydantic_ai_engine", "pydantic-ai"),
+    "langgraph": ("replaykit.exporters.langgraph_engine", "langgraph"),
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser("play", help="serve the recorded prefix, then run live from the cut")
+    parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
+    parser.add_argument("--engine", required=True, choices=sorted(ENGINE_MODULES), help="engine that runs live")
+    parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible endpoint")
+    parser.add_argument("--model", required=True, metavar="NAME", help="model name at that endpoint")
+    parser.add_argument("--api-key-env", metavar="VAR", default=None,
+                        help="name of the environment variable holding the API key (never stored)")
+    parser.add_argument("--allow-destructive", action="store_true",
+                        help="let destructive tool calls run for real (default: dry-run)")
+    parser.add_argument("--stale-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds without data on a stream before it is retried (default 60)")
+    parser.add_argument("--at", type=int, default=None, metavar="N",
+                        help="go live from step N (default: after a branch's edit, else step 0)")
+    parser.add_argument("--max-iterations", type=int, default=50, metavar="N",
+                        help="LLM calls per user turn before one grace call (default 50)")
+    add_store(parser)
+    add_json(parser)
+    parser.set_defaults(handler=handle)
+
+
+def load_engine(name: str) -> Any:
+    module_name, extra = ENGINE_MODULES[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        from replaykit.core.errors import MissingExtra, ReplaykitError
+
+        if exc.name == module_name:
+            raise ReplaykitError(f"--engine {name} is not available in this build") from exc
+        raise MissingExtra(extra, exc.name or module_name) from exc
+    return module
+
+
+def handle(args: argparse.Namespace) -> int:
+    from replaykit.core.errors import BadInput
+    from replaykit.core.play import PlayOptions
+
+    if args.stale_timeout is not None and args.stale_timeout <= 0:
+        raise BadInput("--stale-timeout must be a positive number of seconds")
+    if args.max_iterations < 1:
+        raise BadInput("--max-iterations must be at least 1")
+    run = load_run(args)
+    options = PlayOptions(base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+                          allow_destructive=args.allow_destructive, stale_timeout=args.stale_timeout,
+                          store=open_store(args), cut=args.at, max_iterations=args.max_iterations)
+    options.safe_base_url()  # validate before anything starts
+    options.api_key()  # a named but unset variable is a one-line error before any work
+    engine = load_engine(args.engine)
+    result = engine.play(run, options)
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    counters = result.counters.to_json()
+    print(result.run_id)
+    import sys
+
+    print(f"{result.engine}: {result.status}, live from step {result.cut}; provider calls "
+          f"{counters['provider_calls']}, served llm {counters['served_llm_steps']}, served tools "
+          f"{counters['served_tool_steps']}, live llm {counters['live_llm_steps']}, desyncs {counters['desyncs']}",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,233 @@
+"""Diff two runs step by step: the first divergence, why it happened, and every later difference.
+
+Runs are aligned by step number (LLM calls and tool calls in recorded order). Compared: the kind of
+each step; for LLM steps the request's messages (by fingerprint, volatile fields ignored), the answer
+text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
+reason; for tool steps the name, parsed arguments, result, status and error. Never compared: ids,
+times, durations, usage, provider response ids, model names (a play against another model is
+compared on what the model *did*).
+
+Each difference carries a cause:
+
+- ``edit``: a step holding a branch's edit (provenance ``edited``, or the call whose arguments the
+  edit changed);
+- ``desync``: at or after a ``desync`` event of either run (the replay went live there);
+- ``synthetic_end``: a step replaykit made up after the record ended;
+- ``tool_result``: the same tool call returned something else;
+- ``model_drift``: the model answered the same request differently;
+- ``input``: the request itself differs with nothing earlier to explain it (another prompt, another turn);
+- a later difference whose request differs because of an earlier one names that step in ``follows``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
+from replaykit.core.run import Run, Step
+from replaykit.core.timeline import describe
+
+CAUSES = ("edit", "desync", "synthetic_end", "tool_result", "model_drift", "input")
+
+
+@dataclass
+class Difference:
+    step: int
+    field: str
+    cause: str
+    a: Any = None
+    b: Any = None
+    follows: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"step": self.step, "field": self.field, "cause": self.cause,
+                               "a": self.a, "b": self.b}
+        if self.follows is not None:
+            out["follows"] = self.follows
+        return out
+
+
+@dataclass
+class DiffResult:
+    run_a: str
+    run_b: str
+    steps_a: int
+    steps_b: int
+    differences: list[Difference] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def equal(self) -> bool:
+        return not self.differences
+
+    @property
+    def first(self) -> Difference | None:
+        return self.differences[0] if self.differences else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "equal": self.equal,
+            "steps_a": self.steps_a,
+            "steps_b": self.steps_b,
+            "first_divergence": self.first.to_json() if self.first else None,
+            "differences": [d.to_json() for d in self.differences],
+            "steps": self.rows,
+            "notes": self.notes,
+        }
+
+
+def _args(value: Any, raw: str | None = None) -> Any:
+    if raw is not None:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _llm_fields(run: Run, event: LLMCallEvent) -> dict[str, Any]:
+    message = event.response.message
+    return {
+        "request.messages": fingerprint(run.request_messages(event)),
+        "response.text": message.text,
+        "response.tool_calls": [[c.name, _args(c.arguments, c.raw_arguments)] for c in message.tool_calls],
+        "response.finish_reason": event.response.finish_reason,
+    }
+
+
+def _tool_fields(event: ToolCallEvent) -> dict[str, Any]:
+    return {
+        "name": event.name,
+        "arguments": _args(event.arguments, event.raw_arguments),
+        "result": event.result,
+        "status": event.status,
+        "error": event.error,
+    }
+
+
+def _fields(run: Run, step: Step) -> dict[str, Any]:
+    event = step.event
+    return _llm_fields(run, event) if isinstance(event, LLMCallEvent) else _tool_fields(event)
+
+
+def _same(x: Any, y: Any) -> bool:
+    try:
+        return canonical_json(x) == canonical_json(y)
+    except TypeError:
+        return bool(x == y)
+
+
+def _desync_from(run: Run) -> int | None:
+    steps = [e.step for e in run.events if isinstance(e, DesyncEvent)]
+    return min(steps) if steps else None
+
+
+def _edit_touches(step: Step, edits: list[Edit]) -> bool:
+    event = step.event
+    if event.provenance == Provenance.EDITED:
+        return True
+    for edit in edits:
+        if edit.target != "args" or edit.tool_call_id is None:
+            continue
+        if isinstance(event, ToolCallEvent) and event.call_id == edit.tool_call_id:
+            return True
+        if isinstance(event, LLMCallEvent) and any(c.id == edit.tool_call_id for c in event.response.message.tool_calls):
+            return True
+    return False
+
+
+def _cause(step_a: Step | None, step_b: Step | None, field_name: str, edits: list[Edit],
+           desync: int | None, index: int) -> str:
+    present = [s for s in (step_a, step_b) if s is not None]
+    if any(_edit_touches(s, edits) for s in present):
+        return "edit"
+    if desync is not None and index >= desync:
+        return "desync"
+    if any(s.event.provenance == Provenance.SYNTHETIC for s in present):
+        return "synthetic_end"
+    if step_a is None or step_b is None:
+        return "model_drift"  # one run stopped earlier: the model ended (or continued) the turn
+    if isinstance(step_a.event, ToolCallEvent):
+        return "tool_result" if field_name in ("result", "status", "error") else "model_drift"
+    return "input" if field_name == "request.messages" else "model_drift"
+
+
+def _row(run: Run, step: Step | None) -> dict[str, Any] | None:
+    if step is None:
+        return None
+    return {"kind": step.kind, "provenance": str(step.event.provenance), "summary": describe(step.event),
+            "name": step.event.name if isinstance(step.event, ToolCallEvent) else None}
+
+
+def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
+    """Compare ``a`` and ``b`` (``edits``: the branch edits of either run's lineage, for causes)."""
+    edits = list(edits or [])
+    for run in (a, b):
+        lineage = run.header.lineage
+        if lineage is not None and lineage.edit is not None:
+            edits.append(lineage.edit)
+    desyncs = [d for d in (_desync_from(a), _desync_from(b)) if d is not None]
+    desync = min(desyncs) if desyncs else None
+    result = DiffResult(a.run_id, b.run_id, len(a.steps), len(b.steps))
+    for run, label in ((a, "a"), (b, "b")):
+        for event in run.events:
+            if event.kind in ("desync", "synthetic"):
+                result.notes.append({"run": label, "kind": event.kind, "step": getattr(event, "step", None),
+                                     "reason": getattr(event, "reason", "")})
+    first_index: int | None = None
+    for index in range(max(len(a.steps), len(b.steps))):
+        step_a = a.steps[index] if index < len(a.steps) else None
+        step_b = b.steps[index] if index < len(b.steps) else None
+        found: list[Difference] = []
+        if step_a is None or step_b is None:
+            present = step_a or step_b
+            assert present is not None
+            found.append(Difference(index, "step", _cause(step_a, step_b, "step", edits, desync, index),
+                                    None if step_a is None else describe(step_a.event),
+                                    None if step_b is None else describe(step_b.event)))
+        elif step_a.kind != step_b.kind:
+            found.append(Difference(index, "kind", _cause(step_a, step_b, "kind", edits, desync, index),
+                                    step_a.kind, step_b.kind))
+        else:
+            fields_a, fields_b = _fields(a, step_a), _fields(b, step_b)
+            for name, value_a in fields_a.items():
+                value_b = fields_b[name]
+                if _same(value_a, value_b):
+                    continue
+                cause = _cause(step_a, step_b, name, edits, desync, index)
+                shown_a, shown_b = value_a, value_b
+                if name == "request.messages":
+                    shown_a, shown_b = "fingerprint " + str(value_a), "fingerprint " + str(value_b)
+                found.append(Difference(index, name, cause, shown_a, shown_b))
+        if found and first_index is not None:
+            # A step whose input already differs (or a tool call the diverged model asked for) is a
+            # consequence of the first divergence, not a new cause.
+            input_differs = any(d.field in ("request.messages", "step", "kind") for d in found)
+            is_tool = step_a is not None and isinstance(step_a.event, ToolCallEvent)
+            for difference in found:
+                if difference.cause == "input" or (difference.cause == "model_drift" and (input_differs or is_tool)):
+                    difference.cause = result.differences[0].cause
+                    difference.follows = first_index
+        if found and first_index is None:
+            first_index = index
+        result.differences.extend(found)
+        result.rows.append({
+            "step": index,
+            "differs": bool(found),
+            "field": found[0].field if found else None,
+            "cause": found[0].cause if found else None,
+            "a": _row(a, step_a),
+            "b": _row(b, step_b),
+        })
+    return result

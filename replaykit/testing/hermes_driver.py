@@ -1,0 +1,126 @@
+"""Drive a real Hermes ``AIAgent`` from a JSON spec. Runs INSIDE a subprocess whose environment already
+sets ``HERMES_HOME`` (Hermes computes paths at import time), so it is launched by
+:mod:`replaykit.testing.hermes_harness`, never imported by a test process.
+
+``python -m replaykit.testing.hermes_driver SPEC.json OUT.json``
+
+Spec keys: base_url, model, api_mode (optional), provider ("custom"), toolsets, turns (list of user
+messages), max_iterations, echo_tool (register the ``harness_echo`` tool), wait_subagents (seconds to wait
+for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any
+
+
+def _register_echo_tool() -> None:
+    from tools.registry import registry
+
+    def harness_echo(args: dict[str, Any], **_kw: Any) -> str:
+        return json.dumps({"echo": str(args.get("text", "")).upper()})
+
+    schema = {
+        "name": "harness_echo",
+        "description": "Echo the given text in upper case.",
+        "parameters": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    }
+    registry.register("harness_echo", "harness", schema, harness_echo, description="echo")
+
+    def harness_interrupt(args: dict[str, Any], **_kw: Any) -> str:
+        # Simulates the user pressing Ctrl-C while a tool runs.
+        if _AGENT is not None:
+            _AGENT.interrupt("harness interrupt")
+        return json.dumps({"interrupted": True})
+
+    stop_schema = {"name": "harness_interrupt", "description": "Interrupt the agent.",
+                   "parameters": {"type": "object", "properties": {}}}
+    registry.register("harness_interrupt", "harness_stop", stop_schema, harness_interrupt, description="stop")
+
+
+_AGENT: Any = None
+
+
+def _wait_for_subagents(seconds: float) -> None:
+    """Background delegations run on other threads; wait until they are gone (or time is up)."""
+    deadline = time.time() + seconds
+    time.sleep(0.2)
+    while time.time() < deadline:
+        busy = [t for t in threading.enumerate() if t.name.startswith(("async-delegate", "ThreadPoolExecutor"))
+                and t.is_alive()]
+        if not busy:
+            return
+        time.sleep(0.1)
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    import run_agent  # triggers plugin discovery
+    from hermes_state import SessionDB
+
+    t_import = time.perf_counter() - t0
+    if spec.get("echo_tool", True):
+        _register_echo_tool()
+    kwargs: dict[str, Any] = {
+        "base_url": spec["base_url"],
+        "api_key": spec.get("api_key", "sk-harness-fake"),
+        "provider": spec.get("provider", "custom"),
+        "model": spec.get("model", "scripted-model"),
+        "enabled_toolsets": spec.get("toolsets", ["harness", "todo"]),
+        "quiet_mode": True,
+        "skip_context_files": True,
+        "skip_memory": True,
+        "platform": spec.get("platform", "cli"),
+        "max_iterations": spec.get("max_iterations", 8),
+        "tool_delay": 0.0,
+    }
+    if spec.get("api_mode"):
+        kwargs["api_mode"] = spec["api_mode"]
+    if spec.get("session_db", True):
+        kwargs["session_db"] = SessionDB()
+    t1 = time.perf_counter()
+    agent = run_agent.AIAgent(**kwargs)
+    t_init = time.perf_counter() - t1
+    global _AGENT
+    _AGENT = agent
+    results = []
+    history: list[dict[str, Any]] | None = None
+    t2 = time.perf_counter()
+    for message in spec.get("turns", ["Say hello"]):
+        res = agent.run_conversation(message, conversation_history=history)
+        history = res.get("messages")
+        results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
+                                                   "api_calls", "session_id", "turn_exit_reason")})
+    t_run = time.perf_counter() - t2
+    if spec.get("wait_subagents"):
+        _wait_for_subagents(float(spec["wait_subagents"]))
+    from hermes_cli import __version__ as hermes_version
+
+    return {
+        "session_id": agent.session_id,
+        "api_mode": agent.api_mode,
+        "results": results,
+        "messages": history,
+        "hermes_version": hermes_version,
+        "timings": {"import": t_import, "init": t_init, "run": t_run},
+    }
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m replaykit.testing.hermes_driver SPEC.json OUT.json", file=sys.stderr)
+        return 2
+    with open(argv[0], encoding="utf-8") as fh:
+        spec = json.load(fh)
+    out = run(spec)
+    with open(argv[1], "w", encoding="utf-8") as fh:
+        json.dump(out, fh, default=repr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

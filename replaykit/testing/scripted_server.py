@@ -1,0 +1,339 @@
+"""A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses and
+Anthropic Messages, JSON and SSE, with fault injection and a thread-safe log of every request.
+
+Stdlib only, so it runs in any venv and in subprocesses::
+
+    with ScriptedServer(sequence_policy([call("todo", {...})])) as srv:
+        agent = AIAgent(base_url=srv.base_url, ...)      # srv.base_url == "http://127.0.0.1:PORT/v1"
+        ...
+        assert srv.requests[0].body["messages"][0]["role"] == "system"
+
+or from a shell: ``python -m replaykit.testing.scripted_server [--port N] [--script replies.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from replaykit.testing import wire
+from replaykit.testing.script import (
+    Api,
+    Policy,
+    Reply,
+    ReplyList,
+    Script,
+    ToolCall,
+    as_policy,
+    call,
+    calls,
+    fail_first,
+    fault,
+    hermes_default_policy,
+    routed_policy,
+    sequence_policy,
+    summarize,
+    text,
+)
+
+# Headers that carry credentials are never logged.
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
+_ROUTES: dict[str, Api] = {"/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "anthropic"}
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received. Also readable as a mapping (``r["body"]``)."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any  # parsed JSON, or None when the body was empty or not JSON
+    api: Api | None  # which LLM API it addressed; None for models/probes
+    index: int | None  # position among LLM requests; None for non-LLM requests
+    reply: Reply | None = None
+    received_at: float = field(default_factory=time.time)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+
+class ScriptedServer:
+    """Serve scripted replies on 127.0.0.1 at an OS-picked port (or ``port``)."""
+
+    def __init__(self, script: Script | None = None, *, model: str = "scripted-model", port: int = 0,
+                 host: str = "127.0.0.1") -> None:
+        self.policy: Policy = as_policy(script)
+        self.model = model
+        self._lock = threading.Lock()
+        self._log: list[RecordedRequest] = []
+        self._llm_count = 0
+        self._stop = threading.Event()
+        self._ids = wire.Ids()
+        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()  # wakes stalled streams so their threads end
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    # -- request log
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far (a copy), in arrival order."""
+        with self._lock:
+            return list(self._log)
+
+    @property
+    def llm_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.api is not None]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._log.clear()
+
+    def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None) -> tuple[int | None, RecordedRequest]:
+        clean = {k.lower(): v for k, v in headers.items() if k.lower() not in _SECRET_HEADERS}
+        with self._lock:
+            index = None
+            if api is not None:
+                index = self._llm_count
+                self._llm_count += 1
+            rec = RecordedRequest(method, path, clean, body, api, index)
+            self._log.append(rec)
+            return index, rec
+
+    def _set_reply(self, rec: RecordedRequest, reply: Reply) -> None:
+        with self._lock:
+            pos = next(i for i in range(len(self._log) - 1, -1, -1) if self._log[i] is rec)
+            self._log[pos] = RecordedRequest(rec.method, rec.path, rec.headers, rec.body, rec.api, rec.index,
+                                             reply, rec.received_at)
+
+
+def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "replaykit-scripted/1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+            return
+
+        # -- plumbing
+        def _send_json(self, status: int, body: Any, extra: Mapping[str, str] | None = None) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _read_body(self) -> tuple[Any, bool]:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not raw:
+                return None, True
+            try:
+                return json.loads(raw), True
+            except ValueError:
+                return None, False
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0].rstrip("/")
+            server._record("GET", path, dict(self.headers), None, None)
+            if path in ("/v1/models", "/models"):
+                self._send_json(200, {"object": "list", "data": [
+                    {"id": server.model, "object": "model", "created": 0, "owned_by": "replaykit",
+                     "type": "model", "display_name": server.model, "created_at": "2025-01-01T00:00:00Z"}],
+                    "has_more": False, "first_id": server.model, "last_id": server.model})
+            elif path == "/health":
+                self._send_json(200, {"status": "ok"})
+            else:
+                self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
+
+        def do_POST(self) -> None:
+            path = self.path.split("?", 1)[0].rstrip("/")
+            body, ok = self._read_body()
+            api = _ROUTES.get(path)
+            index, rec = server._record("POST", path, dict(self.headers), body, api)
+            if api is None or index is None:
+                self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
+                return
+            if not ok or not isinstance(body, dict):
+                self._send_json(400, wire.error_body(api, 400, "request body is not a JSON object"))
+                return
+            req = summarize(api, body, index)
+            try:
+                reply = server.policy(req)
+            except Exception as exc:  # a broken script must show up as a 500, not a hung client
+                self._send_json(500, wire.error_body(api, 500, f"script error: {exc!r}"))
+                return
+            server._set_reply(rec, reply)
+            self._answer(api, req.stream, body, reply, req)
+
+        # -- answering
+        def _answer(self, api: Api, stream: bool, body: dict[str, Any], reply: Reply, req: Any) -> None:
+            if reply.fault in ("429", "500", "401"):
+                status = int(reply.fault)
+                extra = {"Retry-After": f"{reply.retry_after:g}"} if status == 429 else {}
+                self._send_json(status, wire.error_body(api, status, f"scripted HTTP {status}"), extra)
+                return
+            model = str(body.get("model") or server.model)
+            answer = wire.resolve(reply, req, server._ids, api)
+            prefix = {"chat": "chatcmpl-", "responses": "resp_", "anthropic": "msg_"}[api]
+            rid = server._ids.next(prefix)
+            if not stream:
+                if reply.fault == "malformed":
+                    self._send_raw(200, b'{"id": "broken", "choices": [', "application/json")
+                    return
+                if reply.fault == "stall":
+                    self._stall_plain(reply)
+                    return
+                if api == "chat":
+                    out = wire.chat_json(answer, model, rid)
+                elif api == "responses":
+                    out = wire.responses_json(answer, model, rid, server._ids, body)
+                else:
+                    out = wire.anthropic_json(answer, model, rid)
+                self._send_json(200, out)
+                return
+            if api == "chat":
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                frames: Iterator[str] = wire.chat_sse(answer, model, rid, include_usage)
+            elif api == "responses":
+                frames = wire.responses_sse(answer, model, rid, server._ids, body)
+            else:
+                frames = wire.anthropic_sse(answer, model, rid)
+            self._stream(frames, reply)
+
+        def _send_raw(self, status: int, data: bytes, ctype: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _stall_plain(self, reply: Reply) -> None:
+            # Headers promise a body that never fully arrives.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b'{"id": "stalled",')
+            self.wfile.flush()
+            server._stop.wait(reply.stall_seconds)
+            self.close_connection = True
+
+        def _stream(self, frames: Iterator[str], reply: Reply) -> None:
+            # SSE without a length: the connection closes at the end of the stream.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for n, frame in enumerate(frames):
+                    if reply.fault == "stall" and n >= reply.stall_after_chunks:
+                        self.wfile.flush()
+                        server._stop.wait(reply.stall_seconds)
+                        return  # close without finishing the stream
+                    if reply.fault == "malformed" and n == 1:
+                        self.wfile.write(b"data: {\"id\": \"broken\", \"choices\": [\n\n")
+                        self.wfile.flush()
+                        return
+                    self.wfile.write(frame.encode())
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+    return Handler
+
+
+def _load_script(path: str | None, policy: str) -> Script:
+    if path:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, list):
+            raise SystemExit(f"error: {path} must hold a JSON list of replies")
+        return ReplyList([Reply.from_dict(d) for d in data], then=hermes_default_policy())
+    if policy == "echo":
+        return lambda req: Reply(text=f"echo: {req.last_user_text}")
+    return hermes_default_policy()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m replaykit.testing.scripted_server",
+                                     description="Scripted OpenAI/Anthropic-compatible LLM server on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0, help="port (default: OS-picked)")
+    parser.add_argument("--script", help="JSON file: a list of replies consumed in order")
+    parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes", help="policy when no --script")
+    parser.add_argument("--log", help="append each received request as one JSON line to this file")
+    args = parser.parse_args(argv)
+    try:
+        script = _load_script(args.script, args.policy)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: cannot load script: {exc}", file=sys.stderr)
+        return 2
+    srv = ScriptedServer(script, port=args.port).start()
+    print(srv.base_url, flush=True)
+    seen = 0
+    try:
+        while True:
+            time.sleep(0.2)
+            if args.log:
+                reqs = srv.requests
+                with open(args.log, "a", encoding="utf-8") as fh:
+                    for r in reqs[seen:]:
+                        fh.write(json.dumps({"method": r.method, "path": r.path, "api": r.api, "index": r.index,
+                                             "headers": dict(r.headers), "body": r.body}) + "\n")
+                seen = len(reqs)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.stop()
+    return 0
+
+
+__all__ = [
+    "RecordedRequest", "Reply", "ReplyList", "ScriptedServer", "ToolCall", "call", "calls", "fail_first",
+    "fault", "hermes_default_policy", "routed_policy", "sequence_policy", "text",
+]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

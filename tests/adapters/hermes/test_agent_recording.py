@@ -1,0 +1,172 @@
+"""Record real Hermes Agent runs (hermes-agent 0.19.0, offline, in a subprocess) against the scripted server
+and check the recording against what the server actually received."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from replaykit.core.ir import ErrorEvent, SubagentEvent
+from replaykit.core.run import Run
+from replaykit.testing.hermes_harness import HermesSandbox
+from replaykit.testing.scripted_server import (
+    ScriptedServer,
+    ToolCall,
+    fail_first,
+    hermes_default_policy,
+    routed_policy,
+    sequence_policy,
+)
+from tests.adapters.hermes.helpers import assert_requests_match, assert_tool_calls_match, only_run, runs_in
+
+pytestmark = pytest.mark.hermes
+
+
+def _run(tmp_path, policy, plugin="entrypoint", **spec):
+    sandbox = HermesSandbox(tmp_path, plugin=plugin)
+    with ScriptedServer(policy) as srv:
+        out = sandbox.run_agent({"base_url": srv.base_url, **spec})
+        reqs = srv.llm_requests
+    return sandbox, out, reqs
+
+
+def test_tools_in_sequence_streaming(tmp_path):
+    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), turns=["Please echo hello"])
+    run = only_run(sandbox.store)
+    assert run.header.session_id == out["session_id"]
+    assert run.header.source.framework == "hermes" and run.header.source.framework_version == "0.19.0"
+    assert all(r.body.get("stream") is True for r in reqs)
+    assert_requests_match(run, [r.body for r in reqs])
+    assert_tool_calls_match(run, [r.reply for r in reqs])
+    assert [e.name for e in run.tool_calls()] == ["harness_echo", "todo"]
+    assert run.tool_calls()[0].result == '{"echo": "HELLO REPLAYKIT"}'
+    assert [s.kind for s in run.steps] == ["llm", "tool"] * 2 + ["llm"]
+    assert run.final_answer == out["results"][0]["final_response"]
+    meta = run.meta
+    assert meta["api_mode"] == "chat_completions" and meta["provider"] == "custom"
+    assert meta["base_url"].startswith("http://127.0.0.1:") and meta["toolsets"] == ["harness", "todo"]
+    assert "sk-harness-fake" not in sandbox.store.joinpath(f"{run.run_id}.jsonl").read_text()
+    path = sandbox.store / f"{run.run_id}.jsonl"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    # Full tool schemas are declared once.
+    assert {t.name for t in next(iter(run.tool_sets.values()))} >= {"harness_echo", "todo"}
+
+
+def test_two_turns_append_to_one_run_plain_json(tmp_path):
+    # platform "cron" makes Hermes use its non-streaming path: plain JSON responses.
+    sandbox, _out, reqs = _run(tmp_path, hermes_default_policy(), platform="cron",
+                              turns=["first question", "second question"])
+    run = only_run(sandbox.store)
+    assert all("stream" not in r.body for r in reqs)
+    assert_requests_match(run, [r.body for r in reqs])
+    assert [t.message.text for t in run.user_turns()] == ["first question", "second question"]
+    assert [e.kind for e in run.events if e.kind in ("turn_start", "turn_end")] == ["turn_start", "turn_end"] * 2
+    assert len(run.llm_calls()) == 6
+
+
+def test_parallel_tool_calls_sequential_path(tmp_path):
+    policy = sequence_policy([[ToolCall("harness_echo", {"text": "one"}), ToolCall("harness_echo", {"text": "two"})]],
+                             "both echoed")
+    sandbox, _out, reqs = _run(tmp_path, policy, turns=["echo two things"])
+    run = only_run(sandbox.store)
+    assert_requests_match(run, [r.body for r in reqs])
+    assert_tool_calls_match(run, [r.reply for r in reqs])
+    assert [json.loads(e.result)["echo"] for e in run.tool_calls()] == ["ONE", "TWO"]
+
+
+def test_parallel_tool_calls_thread_pool_path_deduplicated(tmp_path):
+    sandbox = HermesSandbox(tmp_path)
+    (sandbox.cwd / "a.txt").write_text("alpha file\n")
+    (sandbox.cwd / "b.txt").write_text("beta file\n")
+    policy = sequence_policy([[ToolCall("read_file", {"path": str(sandbox.cwd / "a.txt")}),
+                               ToolCall("read_file", {"path": str(sandbox.cwd / "b.txt")})]], "read both")
+    with ScriptedServer(policy) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "toolsets": ["file"], "turns": ["read a and b"]})
+        reqs = srv.llm_requests
+    run = only_run(sandbox.store)
+    assert_requests_match(run, [r.body for r in reqs])
+    assert_tool_calls_match(run, [r.reply for r in reqs])
+    calls = run.tool_calls()
+    assert len(calls) == 2, "the nested tool_execution chain must be recorded once per call"
+    by_path = {c.arguments["path"].rsplit("/", 1)[-1]: c.result for c in calls}
+    assert "alpha file" in by_path["a.txt"] and "beta file" in by_path["b.txt"]
+
+
+def test_http_500_then_retry(tmp_path):
+    sandbox, out, reqs = _run(tmp_path, fail_first(1, hermes_default_policy()), turns=["Please echo hello"])
+    run = only_run(sandbox.store)
+    assert [r.reply.fault for r in reqs][:2] == ["500", None]
+    assert_requests_match(run, [r.body for r in reqs])
+    errors = [e for e in run.events if isinstance(e, ErrorEvent)]
+    assert len(errors) == 1 and errors[0].status_code == 500 and errors[0].retryable is True
+    first_call = run.llm_calls()[0]
+    assert errors[0].seq < first_call.seq
+    assert errors[0].corr.api_request_id == first_call.corr.api_request_id
+    assert (errors[0].attempt, first_call.attempt) == (1, 2)
+    assert run.final_answer == out["results"][0]["final_response"]
+
+
+def test_interrupted_turn_is_closed_cleanly(tmp_path):
+    policy = sequence_policy([ToolCall("harness_interrupt", {}), ToolCall("harness_echo", {"text": "never"})], "x")
+    sandbox, out, reqs = _run(tmp_path, policy, toolsets=["harness", "harness_stop"], turns=["stop please"])
+    assert out["results"][0]["interrupted"] is True
+    run = only_run(sandbox.store)
+    assert run.status == "interrupted"
+    assert [e.name for e in run.tool_calls()] == ["harness_interrupt"]
+    assert_requests_match(run, [r.body for r in reqs])
+
+
+def test_subagent_is_its_own_linked_run(tmp_path):
+    child = sequence_policy([ToolCall("todo", {"todos": [{"id": "c1", "content": "child work", "status": "completed"}]})],
+                            "child finished")
+    parent = sequence_policy([ToolCall("delegate_task", {"goal": "CHILD-TASK: write one todo"})], "parent finished")
+    policy = routed_policy([("CHILD-TASK", child)], parent)
+    sandbox, _out, reqs = _run(tmp_path, policy, toolsets=["harness", "todo", "delegation"],
+                              turns=["delegate something"], wait_subagents=30)
+    runs = {r.run_id: r for r in runs_in(sandbox.store)}
+    assert len(runs) == 2
+    parent_run = next(r for r in runs.values() if r.header.lineage is None)
+    child_run = next(r for r in runs.values() if r.header.lineage is not None)
+    lineage = child_run.header.lineage
+    assert lineage.relation == "subagent" and lineage.parent_run_id == parent_run.run_id
+    start = next(e for e in parent_run.events if isinstance(e, SubagentEvent) and e.phase == "start")
+    assert start.child_run_id == child_run.run_id and lineage.parent_event_id == start.id
+    delegate_call = next(c for c in parent_run.tool_calls() if c.name == "delegate_task")
+    assert start.launched_by == delegate_call.call_id
+    launching = parent_run.steps[lineage.parent_step].event
+    assert delegate_call.call_id in [c.id for c in launching.response.message.tool_calls]
+    assert "CHILD-TASK" in child_run.user_turns()[0].message.text
+    assert [e.name for e in child_run.tool_calls()] == ["todo"]
+    # Every server request belongs to exactly one of the two runs, reconstructed exactly.
+    from replaykit.adapters.hermes.reconstruct import attempt_bodies
+
+    rebuilt = attempt_bodies(parent_run) + attempt_bodies(child_run)
+    bodies = [r.body for r in reqs]
+    assert len(rebuilt) == len(bodies)
+    for body in bodies:
+        assert body in rebuilt
+
+
+@pytest.mark.parametrize("api_mode", ["codex_responses", "anthropic_messages"])
+def test_other_api_modes(tmp_path, api_mode):
+    if api_mode == "anthropic_messages":
+        pytest.importorskip("anthropic")
+    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), api_mode=api_mode, turns=["Please echo hello"])
+    run = only_run(sandbox.store)
+    assert out["api_mode"] == api_mode and run.meta["api_mode"] == api_mode
+    expected_path = "/v1/responses" if api_mode == "codex_responses" else "/v1/messages"
+    assert {r.path for r in reqs} == {expected_path}
+    assert_requests_match(run, [r.body for r in reqs])
+    assert_tool_calls_match(run, [r.reply for r in reqs])
+    assert run.final_answer == "All done: HELLO REPLAYKIT."
+
+
+def test_directory_plugin_and_resume_appends(tmp_path):
+    """The directory plugin (as `replaykit hermes install` writes it) records too."""
+    sandbox, _out, reqs = _run(tmp_path, hermes_default_policy(), plugin="directory", turns=["hi"])
+    run = only_run(sandbox.store)
+    assert_requests_match(run, [r.body for r in reqs])
+    assert isinstance(run, Run)

@@ -1,0 +1,182 @@
+"""Resilience pieces: classification, retry policy and loop, stale guard, continuation, budget."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+import urllib.error
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from replaykit.core.ir import LLMResponse, Message, TextPart, Usage
+from replaykit.core.resilience import (
+    Classified,
+    GaveUp,
+    IterationBudget,
+    RetryPolicy,
+    StaleStream,
+    aretry_call,
+    astale_guard,
+    classify,
+    continue_truncated,
+    parse_retry_after,
+    retry_call,
+    stale_guard,
+)
+
+
+class FakeHTTPError(Exception):
+    """Shaped like openai.APIStatusError / PydanticAI ModelHTTPError (status_code, response.headers)."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None, body: Any = None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.body = body
+        self.response = type("R", (), {"headers": headers or {}, "status_code": status})()
+
+
+class APITimeoutError(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind", "retryable"),
+    [
+        (FakeHTTPError(429, {"Retry-After": "7"}), "rate_limit", True),
+        (FakeHTTPError(500), "server", True),
+        (FakeHTTPError(503), "server", True),
+        (FakeHTTPError(401), "auth", False),
+        (FakeHTTPError(403), "auth", False),
+        (FakeHTTPError(400, body={"error": {"message": "bad tool schema"}}), "bad_request", False),
+        (FakeHTTPError(400, body={"error": {"code": "context_length_exceeded"}}), "context_overflow", False),
+        (FakeHTTPError(404), "not_found", False),
+        (APITimeoutError("timed out"), "timeout", True),
+        (StaleStream("no data"), "stale", True),
+        (ConnectionRefusedError(111, "refused"), "connection", True),
+        (ValueError("weird"), "unknown", False),
+    ],
+)
+def test_classify(exc: BaseException, kind: str, retryable: bool) -> None:
+    error = classify(exc)
+    assert error.kind == kind and error.retryable is retryable
+    assert "\n" not in error.describe()
+
+
+def test_classify_status_and_urllib() -> None:
+    assert classify(429, {"retry-after-ms": "1500"}).retry_after == 1.5
+    assert classify(502).kind == "server"
+    err = urllib.error.HTTPError("http://x", 401, "Unauthorized", {}, None)  # type: ignore[arg-type]
+    assert classify(err).kind == "auth"
+    assert classify(FakeHTTPError(429, {"Retry-After": "7"})).retry_after == 7.0
+
+
+def test_retry_after_http_date() -> None:
+    now = time.time()
+    header = email.utils.formatdate(now + 30, usegmt=True)
+    assert 28 <= (parse_retry_after({"Retry-After": header}, now=now) or 0) <= 31
+    assert parse_retry_after({"Retry-After": "garbage"}) is None
+    assert parse_retry_after(None) is None
+
+
+def test_policy_delays() -> None:
+    policy = RetryPolicy(max_attempts=4, base_delay=1.0, max_delay=3.0, jitter=0.5)
+    rng = random.Random(1)
+    server = Classified("server")
+    delays = [policy.delay(n, server, rng) for n in (1, 2, 3)]
+    assert 1.0 <= delays[0] < 1.5 and 2.0 <= delays[1] < 3.0 and delays[2] == pytest.approx(3.0, abs=1.5)
+    assert policy.delay(4, server) is None  # bounded
+    assert policy.delay(1, Classified("auth")) is None  # not retryable
+    assert policy.delay(1, Classified("rate_limit", retry_after=9.0)) == 9.0  # Retry-After wins
+    assert policy.delay(1, Classified("rate_limit", retry_after=999.0)) is None
+
+
+def test_retry_call_counts_and_gives_up() -> None:
+    attempts: list[int] = []
+    errors: list[tuple[str, int, float | None]] = []
+    sleeps: list[float] = []
+    outcomes: Iterator[Any] = iter([FakeHTTPError(500), FakeHTTPError(429, {"Retry-After": "2"}), "ok"])
+
+    def fn() -> str:
+        item = next(outcomes)
+        if isinstance(item, Exception):
+            raise item
+        return str(item)
+
+    assert retry_call(fn, RetryPolicy(base_delay=0.1), on_attempt=attempts.append,
+                      on_error=lambda e, n, w: errors.append((e.kind, n, w)), sleep=sleeps.append) == "ok"
+    assert attempts == [1, 2, 3]
+    assert [e[0] for e in errors] == ["server", "rate_limit"] and sleeps[1] == 2.0
+
+    with pytest.raises(GaveUp) as info:
+        retry_call(lambda: (_ for _ in ()).throw(FakeHTTPError(401)), sleep=sleeps.append)
+    assert info.value.attempts == 1 and info.value.error.kind == "auth"
+
+
+def test_aretry_call() -> None:
+    calls = {"n": 0}
+
+    async def fn() -> str:
+        calls["n"] += 1
+        if calls["n"] < 2:
+            raise FakeHTTPError(503)
+        return "ok"
+
+    assert asyncio.run(aretry_call(fn, RetryPolicy(base_delay=0.01))) == "ok"
+
+
+def test_stale_guard() -> None:
+    def slow() -> Iterator[int]:
+        yield 1
+        time.sleep(2)
+        yield 2
+
+    got: list[int] = []
+    started = time.monotonic()
+    with pytest.raises(StaleStream):
+        for item in stale_guard(slow(), 0.2):
+            got.append(item)
+    assert got == [1] and time.monotonic() - started < 1.5
+    assert list(stale_guard(iter([1, 2, 3]), 0.5)) == [1, 2, 3]
+
+    async def agen() -> Any:
+        yield 1
+        await asyncio.sleep(2)
+        yield 2
+
+    async def consume() -> list[int]:
+        out = []
+        async for item in astale_guard(agen(), 0.2):
+            out.append(item)
+        return out
+
+    with pytest.raises(StaleStream):
+        asyncio.run(consume())
+
+
+def _resp(text: str, finish: str) -> LLMResponse:
+    return LLMResponse(message=Message(role="assistant", parts=[TextPart(text=text)]), finish_reason=finish,
+                       usage=Usage(input_tokens=10, output_tokens=5))
+
+
+def test_continuation_bounded_and_joined() -> None:
+    seen: list[list[Message]] = []
+
+    def call(history: list[Message]) -> LLMResponse:
+        seen.append(history)
+        return _resp("more", "length")
+
+    out = continue_truncated([], _resp("start ", "length"), call)
+    assert out.message.text == "start moremoremore" and len(seen) == 3  # bounded at 3
+    assert out.usage.input_tokens == 40 and out.provider_details["replaykit"]["continuations"] == 3
+    assert seen[0][-1].role == "user" and seen[0][-2].text == "start "
+
+
+def test_budget_grace() -> None:
+    budget = IterationBudget(2)
+    assert [budget.next_call() for _ in range(4)] == ["ok", "ok", "grace", "exhausted"]
+    budget.reset()
+    assert budget.next_call() == "ok"

@@ -1,0 +1,118 @@
+"""replaykit export --format pydantic-ai: the module compiles, runs offline, reproduces the history, and
+no trace content can become code."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolSpec, Usage
+from replaykit.core.recorder import Recorder
+from replaykit.core.run import Run
+from replaykit.exporters.pydantic_ai_messages import comparable
+from replaykit.exporters.pydantic_ai_source import export
+from tests.exporters.pai_fixtures import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+CHECK = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("agent", sys.argv[1])
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+from pydantic_ai.messages import ModelMessagesTypeAdapter as TA
+got = TA.dump_python(mod.run(), mode="json")
+want = TA.dump_python(mod.recorded_history(), mode="json")
+print(json.dumps({"got": got, "want": want}))
+"""
+
+
+def _run_module(path: Path) -> subprocess.CompletedProcess[str]:
+    # The generated module needs only pydantic_ai: no PYTHONPATH to replaykit.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-c", CHECK, str(path)], capture_output=True, text=True, env=env,
+                          cwd=path.parent, timeout=120)
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_exported_module_runs_offline_and_reproduces_the_history(tmp_path: Path, name: str) -> None:
+    run = FIXTURES[name]()
+    out = tmp_path / "agent.py"
+    info = export(run, out)
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    assert info["llm_calls"] == len(run.llm_calls())
+    compile(out.read_text(), str(out), "exec")
+    proc = _run_module(out)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert comparable_json(doc["got"]) == comparable_json(doc["want"])
+    assert run.final_answer in proc.stdout
+    # The history holds the recorded conversation (same texts and tool results).
+    texts = [p.get("content") for m in doc["got"] for p in m["parts"] if p["part_kind"] in ("text", "tool-return")]
+    for message in run.conversation():
+        for part in message.parts:
+            if isinstance(part, TextPart) and message.role == "assistant":
+                assert part.text in texts
+
+
+def comparable_json(messages: list[dict]) -> list[dict]:
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    return comparable(ModelMessagesTypeAdapter.validate_python(messages))
+
+
+def test_cli_export_writes_the_module(tmp_path: Path) -> None:
+    from replaykit.core.store import write_run_file
+
+    run = FIXTURES["weather"]()
+    trace = write_run_file(tmp_path / "w.jsonl", run.header, run.events)
+    out = tmp_path / "agent.py"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "replaykit", "export", str(trace), "--format", "pydantic-ai",
+                           "-o", str(out), "--json", "--store", str(tmp_path / "store")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["format"] == "pydantic-ai" and out.exists()
+
+
+HOSTILE = st.sampled_from([
+    '"""; import os; os.system("echo pwned") #', "'''\nraise SystemExit(3)\n'''", "\\x00\\u2028\u2028\x00",
+    "{DATA}", "__import__('os')", "def f():\n  pass", "\udcff"[:0] + "é\u0301", "class", "1abc", "a-b c",
+])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.one_of(HOSTILE, st.text(min_size=1, max_size=20)), content=st.one_of(HOSTILE, st.text(max_size=50)))
+def test_trace_content_never_becomes_code(tmp_path: Path, name: str, content: str) -> None:
+    name = name.replace("\x00", "") or "t"
+    rec = Recorder(RunHeader(run_id="hostile", created_at="2026-01-01T00:00:00Z", title=content))
+    msgs = [Message(role="system", parts=[TextPart(text=content)]), Message(role="user", parts=[TextPart(text=content)])]
+    tool = ToolSpec(name=name, description=content, parameters={"type": "object", "properties": {}})
+    a1 = Message(role="assistant", parts=[ToolCallPart(id="c1", name=name, arguments={"x": content})])
+    e1 = rec.llm_call(msgs, LLMResponse(message=a1, usage=Usage(input_tokens=1, output_tokens=1)), tools=[tool])
+    rec.tool_call("c1", name, {"x": content}, result=content, llm_call_id=e1.id)
+    a2 = Message(role="assistant", parts=[TextPart(text=content + "!")])
+    rec.llm_call([*msgs, a1, Message(role="tool", parts=[])], LLMResponse(message=a2), tools=[tool])
+    out = tmp_path / "agent.py"
+    export(Run(rec.header, rec.events), out)
+    source = out.read_text()
+    tree = ast.parse(source)
+    # Exactly one string literal carries data: the argument of json.loads in DATA = ...
+    data_nodes = [n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
+                  and getattr(n.target, "id", None) == "DATA"]
+    assert len(data_nodes) == 1
+    literal = data_nodes[0].value.args[0]  # type: ignore[union-attr]
+    data = json.loads(literal.value)
+    assert data["tools"][0]["name"] == name and data["tools"][0]["results"]["c1"] == content
+    # Function names are plain identifiers derived safely; the module defines nothing else from the trace.
+    funcs = [n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)]
+    assert len(funcs) == 1 and funcs[0].startswith("tool_") and funcs[0].isidentifier()
