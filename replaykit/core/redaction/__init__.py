@@ -19,6 +19,7 @@ _os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
+from ._hook import RedactingWriter
 from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
@@ -34,6 +35,7 @@ __all__ = [
     "EngineConfig",
     "PlaceholderMap",
     "RedactExtraMissing",
+    "RedactingWriter",
     "RedactionError",
     "RedactionResult",
     "Redactor",

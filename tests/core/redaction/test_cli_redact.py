@@ -42,3 +42,22 @@ def test_redact_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     proc = _cli("redact", "x", "--mode", "bogus", "--store", str(tmp_path))
     assert proc.returncode == 2
+
+
+def test_redact_several_runs_in_parallel(tmp_path: Path) -> None:
+    from replaykit.core.redaction import redact_corpus
+
+    store = RunStore(tmp_path / "s")
+    paths = []
+    for i in range(3):
+        run = build_support_run(f"r{i}", user=f"I am Ann Lee, mail ann{i}@example.com")
+        paths.append(store.write_run(run.header, run.events))
+    results = redact_corpus(paths, store.root, "patterns", workers=2, progress=False)
+    assert [r.source_run_id for r in results] == ["r0", "r1", "r2"]
+    for i, r in enumerate(results):
+        text = Path(r.path).read_text()
+        assert f"ann{i}@example.com" not in text and store.load(r.run_id).header.lineage.parent_run_id == f"r{i}"
+    proc = _cli("redact", "--all", "--mode", "patterns", "--json", "--store", str(store.root))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert len(doc["runs"]) == 3 and len(doc["run_id"]) == 3  # redacted copies are not redacted again
