@@ -209,3 +209,16 @@ def test_policy_reproduces_the_recording_and_reacts_to_edits():
     assert echo_of(echo.result) == "HELLO REPLAYKIT" and run.final_answer == f"All done: {echo_of(echo.result)}."
     assert json.loads(edited_result(echo.result)) == {"echo": EDITED_ECHO}
     assert echo_of("not json") == "not json"
+
+
+def test_missing_parts_are_skips_other_errors_are_failures():
+    from replaykit.cli.demo_flow import CliCall, _not_available
+    from replaykit.core.errors import MissingExtra
+
+    missing = CliCall(["play"], 2, "", f"replaykit: error: {MissingExtra('openai', 'openai')}\n")
+    assert "pip install 'replaykit[openai]'" in _not_available(missing)
+    absent = CliCall(["export"], 2, "", "replaykit: error: export format 'trl' is not available in this build\n")
+    assert _not_available(absent) is not None
+    broken = CliCall(["export"], 2, "", "replaykit: error: internal error (ValueError: boom)\n")
+    assert _not_available(broken) is None
+    assert _not_available(CliCall(["diff"], 1, "{}", "")) is None
