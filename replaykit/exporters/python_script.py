@@ -3,9 +3,10 @@
 Safety by construction: trace content never becomes Python syntax. The run is embedded as ONE JSON
 document (``{"header": ..., "events": [...]}``, exactly the trace's lines as JSON) inside the string
 literal ``TRACE_JSON``, one event per source line so two exported runs diff readably. Each source line
-is ``repr()`` of a piece of ``json.dumps(..., ensure_ascii=True)`` output, i.e. of printable ASCII only
-(0x20-0x7E): no newline, NUL, surrogate, U+2028/2029 or non-ASCII byte can reach the source, and
-``repr`` escapes every backslash and the enclosing quote. The script decodes it with ``json.loads``.
+is ``repr()`` of a piece of JSON made of printable ASCII only (0x20-0x7E; every other character is a
+``\\uXXXX`` escape, see ``model_json``): no newline, NUL, surrogate, U+2028/2029 or non-ASCII byte can
+reach the source, and ``repr`` escapes every backslash and the enclosing quote. The script decodes it
+with ``json.loads``.
 Metadata constants use ``ascii()`` (an ASCII-only literal that evaluates back to the value); the header
 docstring and comments only show a whitelisted character set.
 
@@ -29,6 +30,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
 
@@ -40,7 +43,8 @@ _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
 
 
 def trace_data(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run as plain JSON: header and events exactly as a trace file line holds them."""
+    """The run as plain JSON: header and events exactly as a trace file line holds them (what the
+    script's ``TRACE_JSON`` decodes to)."""
     header = run.header.model_dump(mode="json", exclude_none=True)
     events = [event.model_dump(mode="json", exclude_none=True) for event in run.events]
     return header, events
@@ -64,25 +68,51 @@ def _unbounded_ints() -> Iterator[None]:
 def _ascii_json(value: Any) -> str:
     # allow_nan=False: the IR's JSON form has no NaN/Infinity (pydantic maps them to null); if one slips
     # through, fail loudly rather than write a token json.loads accepts but other readers do not.
-    text = json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(", ", ": "))
-    if not (text.isascii() and text.isprintable()):  # belt and braces: ensure_ascii guarantees this
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code > 0xFFFF:  # astral: a UTF-16 surrogate pair, as JSON spells it
+        code -= 0x10000
+        return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def model_json(model: BaseModel) -> str:
+    """An IR model as compact JSON of printable ASCII only (0x20-0x7E), exactly the data of its trace line.
+
+    Fast path: pydantic's serializer (what the store writes), then every other character becomes a
+    ``\\uXXXX`` escape (raw characters can only occur inside JSON strings, where the escape means the
+    same). Slow path, for what pydantic's JSON serializer refuses (lone surrogates): the same data via
+    ``model_dump(mode="json")`` and ``json.dumps(ensure_ascii=True)``."""
+    try:
+        text = model.model_dump_json(exclude_none=True)
+    except (ValueError, TypeError):
+        with _unbounded_ints():
+            text = _ascii_json(model.model_dump(mode="json", exclude_none=True))
+    text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
+    if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
         raise BadInput("internal: JSON text is not printable ASCII")
     return text
 
 
-def trace_literal_lines(header: dict[str, Any], events: list[dict[str, Any]]) -> list[str]:
+def trace_literal_lines(run: Run) -> list[str]:
     """The pieces of the one JSON document, one per source line (their concatenation is the JSON)."""
-    pieces = ['{"header": ' + _ascii_json(header) + ",\n", '"events": [\n']
-    last = len(events) - 1
-    pieces.extend(_ascii_json(event) + (",\n" if i < last else "\n") for i, event in enumerate(events))
+    pieces = ['{"header": ' + model_json(run.header) + ",\n", '"events": [\n']
+    last = len(run.events) - 1
+    pieces.extend(model_json(event) + (",\n" if i < last else "\n") for i, event in enumerate(run.events))
     pieces.append("]}\n")
     return pieces
 
 
-def trace_literal(header: dict[str, Any], events: list[dict[str, Any]]) -> str:
+def trace_literal(run: Run) -> str:
     """``TRACE_JSON = (...)``: adjacent string literals, each ``repr`` of printable ASCII."""
     lines = ["TRACE_JSON = ("]
-    lines.extend("    " + repr(piece) for piece in trace_literal_lines(header, events))
+    lines.extend("    " + repr(piece) for piece in trace_literal_lines(run))
     lines.append(")")
     return "\n".join(lines) + "\n"
 
@@ -119,6 +149,26 @@ def _engine_source() -> str:
             skip.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
     keep = [line for i, line in enumerate(lines) if i not in skip]
     return "".join(keep).strip("\n") + "\n"
+
+
+def _defined_names(source: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+@lru_cache(maxsize=1)
+def _check_no_name_clash() -> None:
+    """The engine and the script body share one module namespace: a name defined in both would
+    silently replace the engine's (and change the document). Refuse to generate such a script."""
+    clash = _defined_names(_engine_source()) & _defined_names(_template_body())
+    if clash:
+        raise AssertionError(f"script template redefines engine names: {', '.join(sorted(clash))}")
 
 
 def _docstring(run: Run, header: dict[str, Any]) -> str:
@@ -180,12 +230,12 @@ def _metadata(run: Run, header: dict[str, Any]) -> str:
 def render(run: Run) -> str:
     """The script's source text. Raises ``BadInput`` if the run cannot be embedded."""
     try:
-        header, events = trace_data(run)
-        with _unbounded_ints():
-            literal = trace_literal(header, events)
-            metadata = _metadata(run, header)
+        header = run.header.model_dump(mode="json", exclude_none=True)
+        literal = trace_literal(run)
+        metadata = _metadata(run, header)
     except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)
         raise BadInput(f"run {run.run_id!r} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
+    _check_no_name_clash()
     body = _template_body()
     for marker, text in (("# @@METADATA@@\n", metadata), ("# @@ENGINE@@\n", _engine_source()),
                          ("# @@TRACE@@\n", literal)):

@@ -97,3 +97,27 @@ def test_cli_play_engine_langgraph(tmp_path: Path) -> None:
     doc = json.loads(done.stdout)
     assert doc["engine"] == "langgraph" and doc["status"] == "completed" and doc["cut"] == 4
     assert doc["counters"]["served_llm_steps"] == 2 and doc["counters"]["provider_calls"] == 1
+
+
+def test_branch_then_play_langgraph_then_diff(tmp_path: Path) -> None:
+    """The whole CLI loop: branch with an edited result, play the branch live with the graph, diff."""
+    store = RunStore(tmp_path / "store")
+    run_id = weather_run(store)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "replaykit", *args, "--store", str(store.root), "--json"],
+                              capture_output=True, text=True, env=env, timeout=180)
+
+    branch = cli("branch", run_id, "--at", "1", "--result", '{"temp_c": 5}')
+    assert branch.returncode == 0, branch.stderr
+    branch_id = json.loads(branch.stdout)["run_id"]
+    with ScriptedServer(_echo) as server:
+        played = cli("play", branch_id, "--engine", "langgraph", "--base-url", server.base_url, "--model", "m")
+    assert played.returncode == 0, played.stderr
+    result = json.loads(played.stdout)
+    assert result["cut"] == 2 and result["final_answer"] == 'live answer after tool: {"temp_c": 5}'
+    diff = cli("diff", run_id, result["run_id"])
+    assert diff.returncode == 1
+    first = json.loads(diff.stdout)["first_divergence"]
+    assert first["step"] == 1 and first["cause"] == "edit" and first["b"] == '{"temp_c": 5}'

@@ -198,10 +198,19 @@ def test_diff_compares_content_and_never_executes_the_other_file(tmp_path: Path)
     proc = run_script(a, "--diff", str(trap))
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
-    for bad in ("missing.py", str(tmp_path / "executed.py")):
-        Path(tmp_path / "executed.py").write_text("x = 1\n")
-        proc = run_script(a, "--diff", bad)
-        assert proc.returncode == 2 and "error" in proc.stderr
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    (tmp_path / "broken.py").write_text("TRACE_JSON = '{\"header\": {}, \"events\": [1, 2]}'\n")
+    (tmp_path / "syntax.py").write_text("TRACE_JSON = (\n")
+    for bad in ("missing.py", "plain.py", "broken.py", "syntax.py"):
+        proc = run_script(a, "--diff", str(tmp_path / bad))
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, bad
+
+
+def test_size_grows_linearly_with_steps(tmp_path: Path) -> None:
+    sizes = {n: exported(tmp_path, make_run(n), f"r{n}.py").stat().st_size for n in (25, 50, 100)}
+    per_step_low = (sizes[50] - sizes[25]) / 50  # two steps per round
+    per_step_high = (sizes[100] - sizes[50]) / 100
+    assert 0.8 < per_step_high / per_step_low < 1.25  # quadratic growth (full requests) would double it
 
 
 def test_html_report_escapes_everything(tmp_path: Path) -> None:
@@ -223,3 +232,13 @@ def test_dump_trace_is_the_trace(tmp_path: Path) -> None:
     lines = HERMES_FIXTURES[0].read_text().splitlines()
     assert dumped["header"] == json.loads(lines[0])
     assert dumped["events"] == [json.loads(line) for line in lines[1:] if line.strip()]
+
+
+def test_script_body_never_shadows_an_engine_name() -> None:
+    from replaykit.exporters import python_script as ps
+
+    engine = ps._defined_names(ps._engine_source())
+    body = ps._defined_names(ps._template_body())
+    assert {"build_replay_document", "step_summary", "RangeError"} <= engine
+    assert {"main", "replay", "live_replay", "diff_scripts"} <= body
+    assert not engine & body

@@ -143,3 +143,17 @@ def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None
     with ScriptedServer(ReplyList(list(replies))) as srv:
         allowed = json.loads(live(out, srv, "--allow-destructive").stdout)
     assert note.exists() and allowed["counters"]["tool_executions"] == 2
+
+
+def test_live_times_out_a_stalled_response_and_retries_malformed_bodies(tmp_path: Path) -> None:
+    out = tmp_path / "run.py"
+    export(make_run(1), out)
+    replies = ReplyList([fault("stall", stall_seconds=2), fault("malformed"), text("finally")])
+    with ScriptedServer(replies) as srv:
+        proc = live(out, srv, "--timeout", "0.5")
+        assert len(srv.llm_requests) == 3
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["final_answer"] == "finally" and doc["counters"]["provider_calls"] == 3
+    errors = [r["error"] for r in doc["live"]["retries"]]
+    assert "timed out" in errors[0].lower() and "JSONDecodeError" in errors[1]

@@ -15,7 +15,7 @@ from typing import Any
 
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
-from replaykit.core.codecs import encode_response
+from replaykit.core.codecs import decode_request, encode_response
 from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import LLMResponse, Message, Provenance
@@ -78,9 +78,12 @@ class PlayMiddleware:
     def llm_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
         request = kw.get("request") or {}
-        messages = wire.messages_to_ir(API, request)
         model, raw_tools, params, _sdk = wire.split_request(API, request)
-        tools = wire.tools_to_ir(API, raw_tools) if isinstance(raw_tools, list) and raw_tools else None
+        body: dict[str, Any] = {"messages": request.get("messages") or []}
+        if isinstance(raw_tools, list) and raw_tools:
+            body["tools"] = raw_tools
+        decoded = decode_request(API, body)  # the shared codec, as the recorder uses
+        messages, tools = decoded.messages, decoded.tools
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1

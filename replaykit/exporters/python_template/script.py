@@ -76,9 +76,8 @@ def decode_trace(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         data = json.loads(text)
     except ValueError as exc:
         raise ScriptError(f"embedded trace is not valid JSON: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("header"), dict) or not isinstance(
-        data.get("events"), list
-    ):
+    if (not isinstance(data, dict) or not isinstance(data.get("header"), dict)
+            or not isinstance(data.get("events"), list) or not all(isinstance(e, dict) for e in data["events"])):
         raise ScriptError("embedded data is not a replaykit trace document")
     return data["header"], data["events"]
 
@@ -107,11 +106,11 @@ def parse_edit(step_text: str, value_text: str) -> tuple[int, str, Any]:
         raise ScriptError('--edit: JSON must be one of {"args": ...}, {"result": ...}, {"response": ...}')
     target, new = next(iter(value.items()))
     if target == "response":
-        new = response_message(new)
+        new = edited_response(new)
     return step, target, new
 
 
-def response_message(value: Any) -> dict[str, Any]:
+def edited_response(value: Any) -> dict[str, Any]:
     """A new model answer: "text", a list of tool calls ({"name", "arguments", "id"?}, or OpenAI's
     {"function": {...}} items), or {"content": "text", "tool_calls": [...]}."""
     content, calls = (value, []) if isinstance(value, str) else (None, value)
@@ -790,6 +789,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `python run.py | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 # <template-only>

@@ -161,3 +161,25 @@ def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[Herme
     assert live and {e.name for e in live} == {"write_file"} and all(e.status == "ok" for e in live)
     assert result.counters.tool_executions == len(live) == result.counters.live_tool_steps
     assert all(s.event.provenance == Provenance.LIVE for s in new.steps[2:])
+
+
+def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    """Live from step 0: Hermes's own retry loop meets a 500; each attempt is a counted provider call and
+    the failed one an error event of the new run."""
+    from replaykit.adapters.hermes.play import play
+    from replaykit.testing.scripted_server import fail_first
+
+    sandbox, run, canary = recorded
+    policy = sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "x"}),
+        ToolCall("todo", {"todos": [{"id": "1", "content": "again", "status": "completed"}]}),
+    ], "Done again.")
+    with ScriptedServer(fail_first(1, policy, "500")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, cut=0))
+        llm_requests = len(srv.llm_requests)
+    counters = result.counters
+    assert counters.served_llm_steps == 0 and counters.live_llm_steps == 3
+    assert counters.provider_calls == llm_requests == 4
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert [(e.status_code, e.error_type) for e in new.errors] == [(500, "server")]
+    assert new.final_answer == "Done again."
