@@ -24,7 +24,7 @@ ROOT = HERE.parent
 def fmt(value: object) -> str:
     if isinstance(value, int | float):
         return f"{value:>14,.0f}" if abs(value) >= 1000 else f"{value:>14.4g}"
-    return f"{str(value):>14}"
+    return f"{value!s:>14}"
 
 
 def main(argv: list[str]) -> int:
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     print(f"{'benchmark':<52} {'replaykit':>14} {'baseline':>14} {'ratio':>8}  note")
     for row in rows:
         rk, base, ratio = row.get("replaykit"), row.get("baseline"), row.get("ratio")
-        ratio_s = f"{ratio:>7.2f}x" if isinstance(ratio, int | float) else f"{str(ratio):>8}"
+        ratio_s = f"{ratio:>7.2f}x" if isinstance(ratio, int | float) else f"{ratio!s:>8}"
         print(f"{str(row.get('bench'))[:52]:<52} {fmt(rk)} {fmt(base)} {ratio_s}  {row.get('note', '')}")
     for name in failed:
         print(f"FAILED: {name}")

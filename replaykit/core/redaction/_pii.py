@@ -95,24 +95,48 @@ NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
 # 0.4 ms per region per text even when there is no number at all; this gate skips it for the large
 # majority of trace messages (code, prose, test output) that cannot hold a phone number.
 _PHONE_GATE = re.compile(r"(?:\d[\s().\-/]{0,3}){7,}")
+# ISO dates and clock times are everywhere in logs and listings and are never phone numbers: they are
+# blanked before the gate looks (the recognizer itself still sees the original text).
+_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 
 
-def _gated_phone_recognizer(base: Any) -> Any:
+def _may_hold_phone(text: str) -> bool:
+    if not _PHONE_GATE.search(text):
+        return False
+    return bool(_PHONE_GATE.search(_DATES.sub(" ", text)))
+
+
+def _gated_phone_recognizer(base: Any, gated: bool = True) -> Any:
+    if not gated:
+        return base(supported_regions=PHONE_REGIONS, leniency=1)
+
     class GatedPhoneRecognizer(base):  # type: ignore[misc, valid-type]
         def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
-            if not _PHONE_GATE.search(text):
+            if not _may_hold_phone(text):
                 return []
             return list(super().analyze(text, entities, nlp_artifacts))
 
     return GatedPhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
 
 
-def build_pii_recognizers() -> list[Any]:
+def _plain(cls: Any, **_ignored: Any) -> Any:
+    def make(*, hints: tuple[str, ...], **kwargs: Any) -> Any:
+        return cls(**kwargs)
+
+    return make
+
+
+def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
-    address = PatternRecognizer(
+    from ._secrets import gated_pattern_recognizer_class
+
+    gate_cls = gated_pattern_recognizer_class()
+    # every address pattern has a house number or postcode
+    address = (gate_cls if gated else _plain(PatternRecognizer, hints=tuple("0123456789")))(
+        hints=tuple("0123456789"),
         supported_entity="STREET_ADDRESS",
         name="replaykit_street_address",
         patterns=[Pattern(n, r, s) for n, r, s in ADDRESS_PATTERNS],
@@ -124,5 +148,5 @@ def build_pii_recognizers() -> list[Any]:
         patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
         global_regex_flags=regex.MULTILINE,
     )
-    phone = _gated_phone_recognizer(PhoneRecognizer)
+    phone = _gated_phone_recognizer(PhoneRecognizer, gated)
     return [address, names, phone]
