@@ -42,6 +42,8 @@ PATTERN_ENTITIES: tuple[str, ...] = (
     "CRYPTO",
     "MAC_ADDRESS",
     "STREET_ADDRESS",
+    "DATE_OF_BIRTH",
+    "ID_NUMBER",
     "PERSON",  # cue-based names only ("Dear Maria,"); NER adds the rest
     *secret_entities(),
 )

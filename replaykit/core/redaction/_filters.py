@@ -28,6 +28,9 @@ _PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
 _CODE_CHARS = re.compile(r"[0-9_/\\@#$%^&*()\[\]{}<>=+|`~:;\"]|\.\w|->|::")
 _CAMEL = re.compile(r"^[a-z]+[A-Z]")  # getUser, iPhone-style identifiers
 _ALL_CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
+# Unix times in seconds or milliseconds (2001..2033): bare digit runs that libphonenumber reads as
+# US numbers; a dialled number is written with separators or a "+".
+_UNIX_TIME = re.compile(r"1[0-9]{9}|1[0-9]{12}")
 
 # Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
 NER_STOPWORDS = frozenset(
@@ -38,6 +41,9 @@ NER_STOPWORDS = frozenset(
     postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
     pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
     readme todo fixme nan none null true false ok error warning info debug regex lambda
+    world there team all everyone everybody folks guys friends sir madam again both again
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december today tomorrow yesterday
     """.split()
 )
 
@@ -67,7 +73,7 @@ def _keep(text: str, span: Span) -> bool:
             return False
         if not stripped[0].isupper():
             return False
-    if span.entity == "PHONE_NUMBER" and sum(c.isdigit() for c in value) < 7:
+    if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
     if span.entity == "IP_ADDRESS" and _is_non_personal_ip(value):
         return False

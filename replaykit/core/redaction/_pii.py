@@ -74,6 +74,27 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
 )
 
 
+# Dates of birth and identity numbers introduced by their label (Presidio's DATE_TIME is off: dates on
+# their own are not personal, a date of birth is).
+LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
+    (
+        "DATE_OF_BIRTH",
+        "dob",
+        r"(?<=\b(?i:dob|d\.o\.b\.|date of birth|birth ?date|born(?: on)?)[\"']?\s*[:=]?\s*[\"']?)"
+        r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+\.?,?\s+\d{4}"
+        r"|[A-Z][a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})",
+        0.8,
+    ),
+    (
+        "ID_NUMBER",
+        "labelled_id",
+        r"(?<=\b(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
+        r"tax id|nino|national insurance(?: number)?)[.:#\"']?\s*[:=#]?\s*[\"']?)"
+        r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,18}[A-Z0-9]\b",
+        0.8,
+    ),
+)
+
 _NAME_WORD = r"[A-Z][a-zà-ÿ]+(?:[-'’][A-Z]?[a-zà-ÿ]+)?"
 _PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
 # Names after words that introduce a person. High precision, so they run in both modes (pattern mode
@@ -148,5 +169,14 @@ def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
         patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
         global_regex_flags=regex.MULTILINE,
     )
+    labelled = [
+        PatternRecognizer(
+            supported_entity=entity,
+            name=f"replaykit_{name}",
+            patterns=[Pattern(name, rx, sc)],
+            global_regex_flags=regex.MULTILINE,
+        )
+        for entity, name, rx, sc in LABELLED_PATTERNS
+    ]
     phone = _gated_phone_recognizer(PhoneRecognizer, gated)
-    return [address, names, phone]
+    return [address, names, *labelled, phone]

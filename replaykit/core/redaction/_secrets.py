@@ -76,6 +76,22 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("HUGGINGFACE_TOKEN", "huggingface", r"\bhf_[A-Za-z0-9]{30,}"),
     SecretPattern("GITLAB_TOKEN", "gitlab", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     SecretPattern("NPM_TOKEN", "npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    # More providers seen in agent configs (prefix-identified).
+    SecretPattern("API_KEY", "groq", r"\bgsk_[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "xai", r"\bxai-[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "perplexity", r"\bpplx-[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "replicate", r"\br8_[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "sendgrid", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    SecretPattern("API_KEY", "twilio", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
+    SecretPattern("API_KEY", "digitalocean", r"\bdo[pro]_v1_[a-f0-9]{64}\b"),
+    SecretPattern("API_KEY", "shopify", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    SecretPattern("API_KEY", "databricks", r"\bdapi[a-f0-9]{32}\b"),
+    SecretPattern("API_KEY", "pypi", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    SecretPattern("API_KEY", "azure_storage", r"(?<=(?i:AccountKey|SharedAccessKey)=)[A-Za-z0-9+/]{20,}={0,2}"),
+    SecretPattern("API_KEY", "telegram_bot", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    SecretPattern(
+        "API_KEY", "discord_bot", r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b"
+    ),
     # --- JWTs (header and payload are base64url JSON objects: eyJ...) ------------------------------
     SecretPattern("JWT", "jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     # --- Authorization headers: the credential after the scheme -----------------------------------
@@ -135,8 +151,22 @@ ENTITY_HINTS: dict[str, tuple[str, ...]] = {
     "JWT": ("eyj",),
     "AUTH_TOKEN": ("bearer", "authorization", "api-key", "auth-token", "access-token"),
     "URL_CREDENTIALS": ("://", "?", "&"),
-    "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook"),
+    "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook",
+               "pin", "code"),
+    "API_KEY": ("gsk_", "xai-", "pplx-", "r8_", "sg.", "sk", "ac", "do", "shp", "dapi", "pypi-", "accountkey",
+                "sharedaccesskey", ":aa", "."),
 }
+
+# Secrets in prose: "my password is hunter2!", "the API key is 8f3k2...". The value must contain a
+# digit or a symbol, so "the password is incorrect" keeps its word.
+_PROSE = SecretPattern(
+    "SECRET",
+    "prose",
+    r"(?<=\b(?i:password|passcode|passphrase|pin|api[ _-]?key|secret|token|access code)\s+(?i:is|was|=|:)\s+[\"'`]?)"
+    r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=~-])[^\s\"'`,;]{6,}(?<![.,;:!?])",
+    0.8,
+)
+SECRET_PATTERNS = (*SECRET_PATTERNS, _PROSE)
 
 # Placeholder-looking text (our own output) must never be re-redacted; see _engine.
 PLACEHOLDER_REGEX = r"<[A-Z][A-Z0-9_]*_\d+>"
