@@ -36,12 +36,13 @@ setup_env() {
 run_suite() {
     local name=$1 venv=".venv-$1"
     shift
+    # Explicit "|| return": errexit does not apply inside a function called from an `||` list.
     echo "== [$name] ruff"
-    "$venv/bin/python" -m ruff check replaykit tests bench
+    "$venv/bin/python" -m ruff check replaykit tests bench || return 1
     echo "== [$name] mypy"
-    "$venv/bin/python" -m mypy replaykit
+    "$venv/bin/python" -m mypy replaykit || return 1
     echo "== [$name] pytest"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" || return 1
 }
 
 ensure_browser

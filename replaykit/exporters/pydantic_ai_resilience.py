@@ -79,8 +79,9 @@ class LivePolicy:
 
 def policy_for(opts: Any) -> LivePolicy:
     """The live policy for these play options (the core's when present)."""
+    resilience: Any
     try:
-        from replaykit.core import resilience  # type: ignore[attr-defined]
+        from replaykit.core import resilience
     except ImportError:
         resilience = None
     policy = LivePolicy()

@@ -45,14 +45,25 @@ def _register_echo_tool() -> None:
 _AGENT: Any = None
 
 
-def _wait_for_subagents(seconds: float) -> None:
-    """Background delegations run on other threads; wait until they are gone (or time is up)."""
+def _wait_for_subagents(seconds: float, parent_session_id: str) -> None:
+    """Background delegations run on other threads: wait until every child session of this parent has
+    ended in state.db (the delegation thread itself lingers), then a moment for subagent_stop."""
+    import os
+    import sqlite3
+
+    db = os.path.join(os.environ["HERMES_HOME"], "state.db")
     deadline = time.time() + seconds
-    time.sleep(0.2)
+    seen = False
     while time.time() < deadline:
-        busy = [t for t in threading.enumerate() if t.name.startswith(("async-delegate", "ThreadPoolExecutor"))
-                and t.is_alive()]
-        if not busy:
+        try:
+            with sqlite3.connect(db, timeout=1) as conn:
+                rows = conn.execute("select ended_at from sessions where parent_session_id = ?",
+                                    (parent_session_id,)).fetchall()
+        except sqlite3.Error:
+            rows = []
+        seen = seen or bool(rows)
+        if rows and all(r[0] is not None for r in rows):
+            time.sleep(0.5)
             return
         time.sleep(0.1)
 
@@ -96,8 +107,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
                                                    "api_calls", "session_id", "turn_exit_reason")})
     t_run = time.perf_counter() - t2
+    t3 = time.perf_counter()
     if spec.get("wait_subagents"):
-        _wait_for_subagents(float(spec["wait_subagents"]))
+        _wait_for_subagents(float(spec["wait_subagents"]), agent.session_id)
+    t_wait = time.perf_counter() - t3
     from hermes_cli import __version__ as hermes_version
 
     return {
@@ -106,7 +119,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "messages": history,
         "hermes_version": hermes_version,
-        "timings": {"import": t_import, "init": t_init, "run": t_run},
+        "timings": {"import": t_import, "init": t_init, "run": t_run, "wait": t_wait},
+        "threads": [t.name for t in threading.enumerate()],
     }
 
 

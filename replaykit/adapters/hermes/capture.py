@@ -31,6 +31,7 @@ from replaykit.core.ir import (
     Lineage,
     LLMResponse,
     Message,
+    MessageDelta,
     RunHeader,
     Source,
     TextPart,
@@ -62,10 +63,26 @@ def safe_base_url(url: Any) -> str | None:
 
 
 class _HermesRecorder(Recorder):
-    """Recorder whose tool-set declaration is O(1) when Hermes passes the same tool list again."""
+    """Recorder tuned for the hot path: tool-set declaration is O(1) when Hermes passes the same tool
+    list again, and the message delta reuses the prefix length the adapter already computed (the
+    adapter passes the very same ``Message`` objects for the unchanged prefix)."""
 
     _tools_obj: Sequence[ToolSpec] | None = None
     _tools_digest: str | None = None
+    keep_hint: tuple[int, int] | None = None  # (len of the messages list, common prefix length)
+
+    def _delta(self, messages: Sequence[Message]) -> MessageDelta:
+        hint, self.keep_hint = self.keep_hint, None
+        if hint is None or hint[0] != len(messages) or self._last_request_id is None:
+            return super()._delta(messages)
+        keep = min(hint[1], len(self._last_messages))
+        # Prefixes are shared objects (each request's list is built from the previous one's prefix), so
+        # the same object at keep-1 in both lists means the same prefix; otherwise recompute.
+        if keep and self._last_messages[keep - 1] is not messages[keep - 1]:
+            return super()._delta(messages)
+        if keep == 0:
+            return MessageDelta(base=None, keep=0, append=list(messages))
+        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
 
     def declare_tools(self, tools: Sequence[ToolSpec] | None) -> str | None:
         if tools is not None and tools is self._tools_obj:
@@ -84,7 +101,7 @@ class SessionRun:
     lock: threading.RLock = field(default_factory=threading.RLock)
     api: str | None = None
     raw_prev: list[Any] = field(default_factory=list)
-    ir_prev: list[Message] = field(default_factory=list)
+    ir_prev: list[list[Message]] = field(default_factory=list)
     raw_tools: Any = None
     ir_tools: list[ToolSpec] | None = None
     attempts: dict[str, int] = field(default_factory=dict)
@@ -100,6 +117,10 @@ class SessionRun:
     meta_done: bool = False
     skills: list[str] = field(default_factory=list)
     closed: bool = False
+
+
+_EMPTY: dict[str, dict[str, Any]] = {"openai-chat": {"messages": []}, "openai-responses": {"input": []},
+                                     "anthropic-messages": {"messages": []}}
 
 
 def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
@@ -119,16 +140,30 @@ def _elements(api: str, body: Mapping[str, Any]) -> list[Any]:
     return out
 
 
-def _convert(api: str, element: Any) -> Message:
+def _convert(api: str, element: Any) -> list[Message]:
+    """One raw conversation element -> IR messages, through the shared provider codecs (so every engine
+    re-encodes a recorded request the same way)."""
     if api == "openai-chat":
-        return wire.chat_message_to_ir(element)
+        from replaykit.core.codecs import openai_chat
+
+        return [openai_chat.decode_message(element)]
+    from replaykit.core import codecs
+
     if isinstance(element, tuple):
         kind, value = element
-        body = {"input": value} if kind == "input_str" else {kind: value}
-        return wire.messages_to_ir(api, body)[0]
+        body: dict[str, Any] = {"input": value} if kind == "input_str" else {kind: value}
+        if api == "openai-responses":
+            body.setdefault("input", [])
+        else:
+            body.setdefault("messages", [])
+        return list(codecs.decode_request(api, body).messages)
     if api == "openai-responses":
-        return wire.responses_item_to_ir(element)
-    return wire.anthropic_message_to_ir(element)
+        from replaykit.core.codecs import openai_responses
+
+        return list(openai_responses.decode_items([element]))
+    from replaykit.core.codecs import anthropic
+
+    return [anthropic.decode_message(element, "message")]
 
 
 class HermesCapture:
@@ -200,19 +235,29 @@ class HermesCapture:
     def _messages(self, state: SessionRun, api: str, request: Mapping[str, Any]) -> list[Message]:
         raw = _elements(api, request)
         prev_raw, prev_ir = state.raw_prev, state.ir_prev
-        keep = 0
-        limit = min(len(raw), len(prev_raw)) if state.api == api else 0
-        while keep < limit and (raw[keep] is prev_raw[keep] or raw[keep] == prev_raw[keep]):
-            keep += 1
-        messages = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
-        state.raw_prev, state.ir_prev, state.api = raw, messages, api
+        n = len(prev_raw) if state.api == api else 0
+        if n and len(raw) >= n and raw[:n] == prev_raw:
+            keep = n  # the common case (the conversation grew): one C-level list comparison
+        else:
+            keep = 0
+            limit = min(len(raw), n)
+            while keep < limit and raw[keep] == prev_raw[keep]:
+                keep += 1
+        # ir_prev holds one list of messages per raw element (an element may decode to 0..n messages).
+        groups = prev_ir[:keep] + [_convert(api, el) for el in raw[keep:]]
+        state.raw_prev, state.ir_prev, state.api = raw, groups, api
+        messages = [m for group in groups for m in group]
+        state.recorder.keep_hint = (len(messages), sum(len(g) for g in groups[:keep]))
         return messages
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:
         if not isinstance(raw_tools, list) or not raw_tools:
             return None
         if raw_tools is not state.raw_tools and raw_tools != state.raw_tools:
-            state.raw_tools, state.ir_tools = raw_tools, wire.tools_to_ir(api, raw_tools)
+            from replaykit.core import codecs
+
+            state.raw_tools = raw_tools
+            state.ir_tools = list(codecs.decode_request(api, {"tools": raw_tools, **_EMPTY[api]}).tools or [])
         return state.ir_tools
 
     def _session_meta(self, state: SessionRun, kw: Mapping[str, Any], tools: list[ToolSpec] | None) -> None:

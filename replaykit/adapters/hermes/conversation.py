@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun
-from replaykit.adapters.hermes.wire import chat_message_to_ir
+from replaykit.core.codecs.openai_chat import decode_message
 from replaykit.core.ir import LLMResponse, Message, Provenance, RunHeader, TextPart, ToolSpec, Usage
 from replaykit.core.recorder import Recorder
 
@@ -64,7 +64,7 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
         last_t = t if t is not None else last_t
         msg = clean_message(raw)
         role = msg.get("role")
-        ir = chat_message_to_ir(msg)
+        ir = decode_message(msg)
         if role == "user":
             if in_turn:
                 rec.turn_end(final, status="completed", sync=False, provenance=R, t=last_t)

@@ -16,7 +16,7 @@ from replaykit import __version__
 from replaykit.adapters.base import ImportedRun
 from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
 from replaykit.adapters.hermes.conversation import build_run
-from replaykit.adapters.hermes.wire import tools_to_ir
+from replaykit.core.codecs import decode_request
 from replaykit.core.errors import BadInput
 from replaykit.core.ir import Lineage, RunHeader, Source
 from replaykit.core.store import utc_now_iso
@@ -66,7 +66,8 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
         raise BadInput(f"{path} holds session {data['session_id']}, not {session_id}")
     header = _header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
                      created=None, base_url=data.get("base_url"))
-    tools = tools_to_ir("openai-chat", data.get("tools")) if isinstance(data.get("tools"), list) else None
+    tools = decode_request("openai-chat", {"messages": [], "tools": data["tools"]}).tools \
+        if isinstance(data.get("tools"), list) else None
     return build_run(header, data["messages"], system_prompt=data.get("system_prompt"), tools=tools or None,
                      meta={"session_start": data.get("session_start"), "source_file": path.name},
                      warnings=[LACKS.replace("tool schemas only from a JSON snapshot, ", "")])

@@ -8,6 +8,7 @@ comments and layout; without it PyYAML is used; the file is replaced atomically.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -92,8 +93,50 @@ def enable_in_config(config_path: Path) -> bool:
         disabled.remove(PLUGIN_NAME)
         changed = True
     if changed:
-        _atomic_write(config_path, _dump_yaml(yaml, data))
+        new_text = _dump_yaml(yaml, data) if yaml is not None else _text_edit(text, data)
+        _atomic_write(config_path, new_text)
     return changed
+
+
+_FLOW = re.compile(r"^(\s+)(enabled|disabled):\s*\[(.*)\]\s*(#.*)?$")
+
+
+def _text_edit(text: str, wanted: Any) -> str:
+    """Without ruamel.yaml: edit only the plugin lines so comments and layout survive; verified by
+    re-parsing, with a plain re-dump as the fallback."""
+    import yaml as pyyaml
+
+    lines = text.splitlines()
+    top = next((i for i, line in enumerate(lines) if re.match(r"^plugins:\s*(#.*)?$", line)), None)
+    if top is None:
+        edited = [*lines, "plugins:", f"  enabled: [{PLUGIN_NAME}]"]
+    else:
+        end = next((i for i in range(top + 1, len(lines)) if lines[i] and not lines[i][0].isspace()
+                    and not lines[i].lstrip().startswith("#")), len(lines))
+        block = lines[top + 1:end]
+        out: list[str] = []
+        seen_enabled = False
+        for line in block:
+            m = _FLOW.match(line)
+            if m:
+                items = [x.strip() for x in m.group(3).split(",") if x.strip()]
+                if m.group(2) == "enabled":
+                    seen_enabled = True
+                    items = items if PLUGIN_NAME in items else [*items, PLUGIN_NAME]
+                else:
+                    items = [x for x in items if x.strip("'\"") != PLUGIN_NAME]
+                line = f"{m.group(1)}{m.group(2)}: [{', '.join(items)}]" + (f" {m.group(4)}" if m.group(4) else "")
+            out.append(line)
+        if not seen_enabled:
+            out.insert(0, f"  enabled: [{PLUGIN_NAME}]")
+        edited = [*lines[: top + 1], *out, *lines[end:]]
+    candidate = "\n".join(edited) + "\n"
+    try:
+        if pyyaml.safe_load(candidate) == wanted:
+            return candidate
+    except pyyaml.YAMLError:
+        pass
+    return str(pyyaml.safe_dump(wanted, sort_keys=False))
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaykit.adapters.hermes.wire import body_from_ir
+from replaykit.core.codecs import encode_llm_request
 from replaykit.core.ir import ErrorEvent, LLMCallEvent
 from replaykit.core.run import Run
 
@@ -13,8 +13,8 @@ def request_body(run: Run, event: LLMCallEvent | ErrorEvent) -> dict[str, Any]:
     request = event.request
     if request is None:
         raise ValueError(f"event {event.seq} has no recorded request")
-    return body_from_ir(request.api, request.model, run.request_messages(event), run.request_tools(request),
-                        request.params)
+    encoded = encode_llm_request(request, run.request_messages(event), run.request_tools(request))
+    return dict(encoded.body)
 
 
 def attempt_bodies(run: Run) -> list[dict[str, Any]]:
