@@ -95,7 +95,7 @@ LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
     ),
 )
 
-_NAME_WORD = r"[A-Z][a-zà-ÿ]+(?:[-'’][A-Z]?[a-zà-ÿ]+)?"
+_NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-zà-ÿ]+(?:[A-Z][a-zà-ÿ]+)?(?:-[A-Z]?[a-zà-ÿ]+)?"
 _PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
 # Names after words that introduce a person. High precision, so they run in both modes (pattern mode
 # then finds "Dear Maria," and "assign to Rajesh Kumar" without a model); NER finds the rest.
