@@ -19,7 +19,7 @@ _os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
-from ._hook import RedactingWriter
+from ._hook import REDACT_ENV, RedactingWriter, maybe_redacting
 from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
@@ -30,6 +30,7 @@ __all__ = [
     "MODES",
     "NER_ENTITIES",
     "PATTERN_ENTITIES",
+    "REDACT_ENV",
     "SECRET_PATTERNS",
     "AnalysisEngine",
     "EngineConfig",
@@ -43,6 +44,7 @@ __all__ = [
     "get_engine",
     "iter_redacted",
     "make_event_redactor",
+    "maybe_redacting",
     "redact_corpus",
     "redact_event",
     "redact_events",

@@ -28,6 +28,9 @@ _PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
 _CODE_CHARS = re.compile(r"[0-9_/\\@#$%^&*()\[\]{}<>=+|`~:;\"]|\.\w|->|::")
 _CAMEL = re.compile(r"^[a-z]+[A-Z]")  # getUser, iPhone-style identifiers
 _ALL_CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
+# Unix times in seconds or milliseconds (2001..2033): bare digit runs that libphonenumber reads as
+# US numbers; a dialled number is written with separators or a "+".
+_UNIX_TIME = re.compile(r"1[0-9]{9}|1[0-9]{12}")
 
 # Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
 NER_STOPWORDS = frozenset(
@@ -38,6 +41,16 @@ NER_STOPWORDS = frozenset(
     postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
     pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
     readme todo fixme nan none null true false ok error warning info debug regex lambda
+    world there team all everyone everybody folks guys friends sir madam again both
+    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
+    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
+    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
+    main master develop origin head upstream stash rebase commit push pull checkout branch tag
+    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
+    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
+    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december today tomorrow yesterday
     """.split()
 )
 
@@ -67,11 +80,35 @@ def _keep(text: str, span: Span) -> bool:
             return False
         if not stripped[0].isupper():
             return False
-    if span.entity == "PHONE_NUMBER" and sum(c.isdigit() for c in value) < 7:
+        if span.entity == "PERSON" and _not_a_person(text, span, stripped):
+            return False
+    if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
     if span.entity == "IP_ADDRESS" and _is_non_personal_ip(value):
         return False
     return True
+
+
+# Words that make a capitalised phrase an organisation or a product, not a person ("created by Nous
+# Research", "powered by Google Cloud").
+_ORG_WORDS = frozenset(
+    """
+    research labs lab inc corp corporation company co ai systems technologies technology group foundation
+    university institute team services solutions software cloud bank ltd llc gmbh plc agent agents api
+    platform studio studios network networks project projects council committee department ministry
+    ci cd ide sdk os db
+    """.split()
+)
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*$")
+
+
+def _not_a_person(text: str, span: Span, value: str) -> bool:
+    words = [w.strip(".,").lower() for w in value.split()]
+    if any(w in _ORG_WORDS for w in words):
+        return True
+    # A markdown heading's first word ("# Parallel tool calls") is not a name.
+    line_start = text.rfind("\n", 0, span.start) + 1
+    return len(words) == 1 and bool(_HEADING.match(text[line_start : span.start]))
 
 
 def _is_non_personal_ip(value: str) -> bool:

@@ -76,3 +76,24 @@ class RedactingWriter:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.writer, name)
+
+
+REDACT_ENV = "REPLAYKIT_REDACT"
+
+
+def maybe_redacting(writer: RunWriter, env: dict[str, str] | None = None) -> RunWriter | RedactingWriter:
+    """``writer`` wrapped in a RedactingWriter when ``$REPLAYKIT_REDACT`` is ``patterns`` or ``ner``.
+
+    The Hermes capture calls this on every RunWriter it opens (one line), so a user turns on
+    redact-before-disk with an environment variable; unset, empty or ``off`` leaves the writer as is.
+    """
+    import os
+
+    from ._errors import RedactionError
+
+    value = (os.environ if env is None else env).get(REDACT_ENV, "").strip().lower()
+    if value in ("", "off", "0", "no", "false"):
+        return writer
+    if value not in ("patterns", "ner"):
+        raise RedactionError(f"${REDACT_ENV} must be patterns, ner or off, not {value!r}")
+    return RedactingWriter(writer, mode=value)  # type: ignore[arg-type]

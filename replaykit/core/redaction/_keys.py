@@ -23,10 +23,13 @@ for _entity, _names in {
     "PHONE_NUMBER": "phone phonenumber telephone tel mobile mobilenumber cellphone fax",
     "PERSON": (
         "firstname lastname fullname givenname familyname surname middlename displayname "
-        "contactname customername username realname authorname"
+        "contactname customername username realname authorname author assignee reporter recipientname "
+        "sendername patientname studentname employeename"
     ),
     "STREET_ADDRESS": "address streetaddress street addressline1 addressline2 homeaddress",
     "US_SSN": "ssn socialsecuritynumber",
+    "DATE_OF_BIRTH": "dob dateofbirth birthdate birthday",
+    "ID_NUMBER": "passport passportnumber nationalid driverslicense driverlicense taxid",
     "CREDIT_CARD": "cardnumber creditcard creditcardnumber ccnumber",
     "IBAN_CODE": "iban",
 }.items():

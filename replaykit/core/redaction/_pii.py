@@ -74,7 +74,28 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
 )
 
 
-_NAME_WORD = r"[A-Z][a-zà-ÿ]+(?:[-'’][A-Z]?[a-zà-ÿ]+)?"
+# Dates of birth and identity numbers introduced by their label (Presidio's DATE_TIME is off: dates on
+# their own are not personal, a date of birth is).
+LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
+    (
+        "DATE_OF_BIRTH",
+        "dob",
+        r"(?<=\b(?i:dob|d\.o\.b\.|date of birth|birth ?date|born(?: on)?)[\"']?\s*[:=]?\s*[\"']?)"
+        r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+\.?,?\s+\d{4}"
+        r"|[A-Z][a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})",
+        0.8,
+    ),
+    (
+        "ID_NUMBER",
+        "labelled_id",
+        r"(?<=\b(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
+        r"tax id|nino|national insurance(?: number)?)[.:#\"']?\s*[:=#]?\s*[\"']?)"
+        r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,18}[A-Z0-9]\b",
+        0.8,
+    ),
+)
+
+_NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-zà-ÿ]+(?:[A-Z][a-zà-ÿ]+)?(?:-[A-Z]?[a-zà-ÿ]+)?"
 _PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
 # Names after words that introduce a person. High precision, so they run in both modes (pattern mode
 # then finds "Dear Maria," and "assign to Rajesh Kumar" without a model); NER finds the rest.
@@ -95,24 +116,48 @@ NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
 # 0.4 ms per region per text even when there is no number at all; this gate skips it for the large
 # majority of trace messages (code, prose, test output) that cannot hold a phone number.
 _PHONE_GATE = re.compile(r"(?:\d[\s().\-/]{0,3}){7,}")
+# ISO dates and clock times are everywhere in logs and listings and are never phone numbers: they are
+# blanked before the gate looks (the recognizer itself still sees the original text).
+_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 
 
-def _gated_phone_recognizer(base: Any) -> Any:
+def _may_hold_phone(text: str) -> bool:
+    if not _PHONE_GATE.search(text):
+        return False
+    return bool(_PHONE_GATE.search(_DATES.sub(" ", text)))
+
+
+def _gated_phone_recognizer(base: Any, gated: bool = True) -> Any:
+    if not gated:
+        return base(supported_regions=PHONE_REGIONS, leniency=1)
+
     class GatedPhoneRecognizer(base):  # type: ignore[misc, valid-type]
         def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
-            if not _PHONE_GATE.search(text):
+            if not _may_hold_phone(text):
                 return []
             return list(super().analyze(text, entities, nlp_artifacts))
 
     return GatedPhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
 
 
-def build_pii_recognizers() -> list[Any]:
+def _plain(cls: Any, **_ignored: Any) -> Any:
+    def make(*, hints: tuple[str, ...], **kwargs: Any) -> Any:
+        return cls(**kwargs)
+
+    return make
+
+
+def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
     from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
-    address = PatternRecognizer(
+    from ._secrets import gated_pattern_recognizer_class
+
+    gate_cls = gated_pattern_recognizer_class()
+    # every address pattern has a house number or postcode
+    address = (gate_cls if gated else _plain(PatternRecognizer, hints=tuple("0123456789")))(
+        hints=tuple("0123456789"),
         supported_entity="STREET_ADDRESS",
         name="replaykit_street_address",
         patterns=[Pattern(n, r, s) for n, r, s in ADDRESS_PATTERNS],
@@ -124,5 +169,14 @@ def build_pii_recognizers() -> list[Any]:
         patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
         global_regex_flags=regex.MULTILINE,
     )
-    phone = _gated_phone_recognizer(PhoneRecognizer)
-    return [address, names, phone]
+    labelled = [
+        PatternRecognizer(
+            supported_entity=entity,
+            name=f"replaykit_{name}",
+            patterns=[Pattern(name, rx, sc)],
+            global_regex_flags=regex.MULTILINE,
+        )
+        for entity, name, rx, sc in LABELLED_PATTERNS
+    ]
+    phone = _gated_phone_recognizer(PhoneRecognizer, gated)
+    return [address, names, *labelled, phone]

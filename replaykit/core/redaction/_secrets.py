@@ -76,6 +76,22 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("HUGGINGFACE_TOKEN", "huggingface", r"\bhf_[A-Za-z0-9]{30,}"),
     SecretPattern("GITLAB_TOKEN", "gitlab", r"\bglpat-[A-Za-z0-9_-]{20,}"),
     SecretPattern("NPM_TOKEN", "npm", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    # More providers seen in agent configs (prefix-identified).
+    SecretPattern("API_KEY", "groq", r"\bgsk_[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "xai", r"\bxai-[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "perplexity", r"\bpplx-[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "replicate", r"\br8_[A-Za-z0-9]{30,}"),
+    SecretPattern("API_KEY", "sendgrid", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    SecretPattern("API_KEY", "twilio", r"\b(?:SK|AC)[0-9a-f]{32}\b"),
+    SecretPattern("API_KEY", "digitalocean", r"\bdo[pro]_v1_[a-f0-9]{64}\b"),
+    SecretPattern("API_KEY", "shopify", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    SecretPattern("API_KEY", "databricks", r"\bdapi[a-f0-9]{32}\b"),
+    SecretPattern("API_KEY", "pypi", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+    SecretPattern("API_KEY", "azure_storage", r"(?<=(?i:AccountKey|SharedAccessKey)=)[A-Za-z0-9+/]{20,}={0,2}"),
+    SecretPattern("API_KEY", "telegram_bot", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    SecretPattern(
+        "API_KEY", "discord_bot", r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b"
+    ),
     # --- JWTs (header and payload are base64url JSON objects: eyJ...) ------------------------------
     SecretPattern("JWT", "jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     # --- Authorization headers: the credential after the scheme -----------------------------------
@@ -113,6 +129,45 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
 )
 
+# Lower-case literals of which at least one occurs in any text an entity's patterns can match. A
+# recognizer whose hints are all absent is skipped: most trace text holds no secret, and a Presidio
+# recognizer call costs tens of microseconds even when its regex finds nothing.
+ENTITY_HINTS: dict[str, tuple[str, ...]] = {
+    "PRIVATE_KEY": ("private key",),
+    "ANTHROPIC_API_KEY": ("sk-ant-",),
+    "OPENAI_API_KEY": ("sk-",),
+    "GITHUB_TOKEN": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "AWS_ACCESS_KEY_ID": ("akia", "asia", "abia", "acca", "aroa", "aida"),
+    "AWS_SECRET_ACCESS_KEY": ("secret",),
+    "GOOGLE_API_KEY": ("aiza",),
+    "GOOGLE_OAUTH_SECRET": ("gocspx-",),
+    "GOOGLE_OAUTH_TOKEN": ("ya29.",),
+    "SLACK_TOKEN": ("xox", "xapp-"),
+    "SLACK_WEBHOOK": ("hooks.slack.com",),
+    "STRIPE_KEY": ("_live_", "_test_", "whsec_"),
+    "HUGGINGFACE_TOKEN": ("hf_",),
+    "GITLAB_TOKEN": ("glpat-",),
+    "NPM_TOKEN": ("npm_",),
+    "JWT": ("eyj",),
+    "AUTH_TOKEN": ("bearer", "authorization", "api-key", "auth-token", "access-token"),
+    "URL_CREDENTIALS": ("://", "?", "&"),
+    "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook",
+               "pin", "code"),
+    "API_KEY": ("gsk_", "xai-", "pplx-", "r8_", "sg.", "sk", "ac", "do", "shp", "dapi", "pypi-", "accountkey",
+                "sharedaccesskey", ":aa", "."),
+}
+
+# Secrets in prose: "my password is hunter2!", "the API key is 8f3k2...". The value must contain a
+# digit or a symbol, so "the password is incorrect" keeps its word.
+_PROSE = SecretPattern(
+    "SECRET",
+    "prose",
+    r"(?<=\b(?i:password|passcode|passphrase|pin|api[ _-]?key|secret|token|access code)\s+(?i:is|was|=|:)\s+[\"'`]?)"
+    r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=~-])[^\s\"'`,;]{6,}(?<![.,;:!?])",
+    0.8,
+)
+SECRET_PATTERNS = (*SECRET_PATTERNS, _PROSE)
+
 # Placeholder-looking text (our own output) must never be re-redacted; see _engine.
 PLACEHOLDER_REGEX = r"<[A-Z][A-Z0-9_]*_\d+>"
 
@@ -121,7 +176,7 @@ def secret_entities() -> list[str]:
     return sorted({p.entity for p in SECRET_PATTERNS})
 
 
-def build_secret_recognizers() -> list[Any]:
+def build_secret_recognizers(*, gated: bool = True) -> list[Any]:
     """One Presidio PatternRecognizer per entity type, case-sensitive unless a pattern says otherwise."""
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
@@ -130,8 +185,14 @@ def build_secret_recognizers() -> list[Any]:
     for p in SECRET_PATTERNS:
         by_entity.setdefault(p.entity, []).append(p)
     flags = regex.DOTALL | regex.MULTILINE
+    gate_cls = gated_pattern_recognizer_class()
+
+    def make(entity: str, **kwargs: Any) -> Any:
+        return gate_cls(hints=ENTITY_HINTS[entity], **kwargs) if gated else PatternRecognizer(**kwargs)
+
     return [
-        PatternRecognizer(
+        make(
+            entity,
             supported_entity=entity,
             name=f"replaykit_{entity.lower()}",
             patterns=[Pattern(p.name, p.regex, p.score) for p in pats],
@@ -139,3 +200,28 @@ def build_secret_recognizers() -> list[Any]:
         )
         for entity, pats in by_entity.items()
     ]
+
+
+_GATED: Any = None
+
+
+def gated_pattern_recognizer_class() -> Any:
+    """PatternRecognizer that returns nothing at once when none of its hint literals is in the text."""
+    global _GATED
+    if _GATED is None:
+        from presidio_analyzer import PatternRecognizer
+
+        class GatedPatternRecognizer(PatternRecognizer):  # type: ignore[misc]
+            def __init__(self, *, hints: tuple[str, ...], **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                self.hints = hints
+
+            def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None,
+                        regex_flags: Any = None) -> list[Any]:
+                low = text.lower()
+                if not any(h in low for h in self.hints):
+                    return []
+                return list(super().analyze(text, entities, nlp_artifacts, regex_flags))
+
+        _GATED = GatedPatternRecognizer
+    return _GATED

@@ -34,3 +34,21 @@ def test_event_redactor_matches_whole_run_pass() -> None:
     for a, b in zip(streamed, whole, strict=True):
         # same content; the whole-run pass also recomputes fingerprints
         assert a.model_dump(exclude={"request": {"fingerprint"}}) == b.model_dump(exclude={"request": {"fingerprint"}})
+
+
+def test_maybe_redacting_follows_the_environment(tmp_path) -> None:
+    import pytest
+
+    from replaykit.core.errors import BadInput
+    from replaykit.core.redaction import maybe_redacting
+    from replaykit.core.store import RunWriter
+
+    header = RunHeader(run_id="env-1", created_at=utc_now_iso())
+    plain = RunWriter(tmp_path / "a.jsonl", header)
+    assert maybe_redacting(plain, {}) is plain
+    assert maybe_redacting(plain, {"REPLAYKIT_REDACT": "off"}) is plain
+    wrapped = maybe_redacting(plain, {"REPLAYKIT_REDACT": "patterns"})
+    assert isinstance(wrapped, RedactingWriter) and wrapped.writer is plain
+    with pytest.raises(BadInput, match="REPLAYKIT_REDACT"):
+        maybe_redacting(plain, {"REPLAYKIT_REDACT": "everything"})
+    plain.close()

@@ -78,6 +78,20 @@ def test_every_secret_pattern_compiles_and_matches_an_example() -> None:
         "url_userinfo": "https://u:p4ss@host",
         "url_query_secret": "https://h/x?token=abcd1234efgh",
         "assignment": "DB_PASSWORD=hunter2x",
+        "groq": "gsk_" + "a1" * 16,
+        "xai": "xai-" + "a1" * 16,
+        "perplexity": "pplx-" + "a1" * 16,
+        "replicate": "r8_" + "a1" * 16,
+        "sendgrid": "SG." + "a" * 20 + "." + "b" * 20,
+        "twilio": "SK" + "0a" * 16,
+        "digitalocean": "dop_v1_" + "ab" * 32,
+        "shopify": "shpat_" + "ab" * 16,
+        "databricks": "dapi" + "ab" * 16,
+        "pypi": "pypi-AgE" + "a" * 60,
+        "azure_storage": "AccountKey=" + "Ab1+" * 10 + "==",
+        "telegram_bot": "123456789:AA" + "b" * 33,
+        "discord_bot": "M" + "a" * 23 + "." + "b" * 6 + "." + "c" * 27,
+        "prose": "my password is hunter2!",
     }
     assert set(examples) == {p.name for p in SECRET_PATTERNS}
     r = Redactor(mode="patterns")
