@@ -352,8 +352,21 @@ class Demo:
         target = self.report.play_run_id or self.report.run_id
         assert target is not None
         doc = self.checked("cost", target)
-        total = doc.get("total", doc.get("run"))
-        return (f"{target}: {json.dumps(total, ensure_ascii=False)[:200]}", {}, {"cost": doc})
+        path = self.out / "cost.json"
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        paid, live, free = doc.get("paid") or {}, doc.get("live") or {}, doc.get("served_free") or {}
+
+        def money(part: dict[str, Any]) -> str:
+            # The ledger says null for an unknown cost: show "unknown", never 0.
+            cost = part.get("cost")
+            return "unknown" if cost is None else f"{doc.get('currency', 'USD')} {cost}"
+
+        reasons = sorted({r for part in (paid, live, free) for r in part.get("unknown_reasons") or ()})
+        why = f" ({reasons[0]})" if reasons else ""
+        return (f"{target}: {free.get('steps', 0)} LLM steps served from the record for free, "
+                f"{live.get('steps', 0)} live; this run paid {money(paid)}{why}",
+                {"cost ledger": str(path)},
+                {"paid": paid, "live": live, "served_free": free, "pricing_source": doc.get("pricing_source")})
 
     def export_single(self, fmt: str, filename: str) -> tuple[str, dict[str, str], dict[str, Any]]:
         assert self.report.run_id is not None

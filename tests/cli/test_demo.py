@@ -112,6 +112,21 @@ def test_diff_reports_the_edit_or_is_not_in_this_build(demo):
     assert "<script" not in html.lower()
 
 
+def test_cost_ledger_says_unknown_never_zero(demo):
+    _, document, tmp = demo
+    step = _step(document, "cost")
+    from replaykit.cli.demo_flow import command_available
+
+    if not command_available("cost"):
+        assert step["status"] == "skipped" and "not in this build" in step["summary"]
+        return
+    assert step["status"] == "ok", step
+    # The live part went to the scripted model on 127.0.0.1: no price is known, and it must say so.
+    assert step["data"]["live"]["steps"] == 2 and step["data"]["served_free"]["steps"] == 1
+    assert step["data"]["paid"]["cost"] is None and "unknown" in step["summary"]
+    assert json.loads((tmp / "out" / "cost.json").read_text())["run_id"] == document["play_run_id"]
+
+
 def test_exported_script_reproduces_the_replay(demo):
     _, document, tmp = demo
     out = tmp / "out"
