@@ -220,6 +220,10 @@ def test_prepare_out_replaces_only_a_previous_demo(tmp_path):
 def test_policy_reproduces_the_recording_and_reacts_to_edits():
     with recording_path() as path:
         run = Run.load(path)
+    # A real Hermes recording (the plugin inside hermes-agent 0.19.0), with Hermes's own system prompt.
+    assert run.header.source.framework == "hermes" and run.header.source.framework_version == "0.19.0"
+    assert run.header.source.adapter == "replaykit.adapters.hermes"
+    assert run.request_messages(run.llm_calls()[0])[0].text.startswith("You are Hermes Agent")
     echo = next(e for e in run.tool_calls() if e.name == "harness_echo")
     assert echo_of(echo.result) == "HELLO REPLAYKIT" and run.final_answer == f"All done: {echo_of(echo.result)}."
     assert json.loads(edited_result(echo.result)) == {"echo": EDITED_ECHO}
