@@ -163,6 +163,29 @@ def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
             "file_mb_per_step": [round(x, 5) for x in per_step]}
 
 
+def _verdict(value: float, limit: float | None) -> str:
+    return "" if limit is None else f" (target <= {limit:g}: {'OK' if value <= limit else 'MISS'})"
+
+
+def contract_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """run_all.py rows, per run length: costs (lower is better), ratio = replaykit / baseline."""
+    out: list[dict[str, Any]] = []
+    largest = max(r["steps"] for r in result["rows"])
+    for r in result["rows"]:
+        big = r["steps"] == largest
+        for what, mine, base, note, target in (
+            ("export (s)", r["export_s"], r["baseline_naive_export_s"], "vs a naive repr() exporter", "export_s"),
+            ("run.py CPU (s)", r["run_cpu_s"], r["baseline_naive_run_cpu_s"], "vs the naive script", "run_cpu_s"),
+            ("run.py peak (MB)", r["run_peak_mb"], r["baseline_python_startup_peak_mb"],
+             "vs python -c 'import json'", "run_peak_mb"),
+            ("file (MB)", r["file_mb"], r["baseline_naive_file_mb"], "vs the naive script", "file_mb"),
+        ):
+            limit = TARGETS[target] if big else None
+            out.append({"bench": f"python export {r['steps']} steps: {what}", "replaykit": mine, "baseline": base,
+                        "ratio": mine / base if base else None, "note": note + _verdict(mine, limit)})
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[10, 100, 1000])
@@ -172,6 +195,7 @@ def main() -> int:
     result = bench(args.steps, args.repeat)
     if args.json:
         print(json.dumps(result, indent=2))
+        print(json.dumps(contract_rows(result)))  # last line: the rows bench/run_all.py reads
     else:
         head = ("steps", "export s", "export CPU s", "file MB", "run CPU s", "peak MB", "naive exp s", "naive MB", "naive CPU s",
                 "naive MB peak", "py start CPU s")
