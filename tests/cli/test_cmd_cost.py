@@ -85,8 +85,6 @@ def test_played_branch_ledger(played: tuple[str, str], capsys: pytest.CaptureFix
     assert "live part:" in out and "served from the record for free: unknown" in out
 
 
-@pytest.mark.xfail(strict=True, reason="the openai engine streams without stream_options.include_usage, "
-                                       "so live steps carry no token usage (reported to the lead)")
 def test_openai_engine_records_usage_on_live_steps(played: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     doc = _cost(capsys, played[1], "--provider", "openai")
     live = [s for s in doc["steps"] if s["provenance"] == "live"]
