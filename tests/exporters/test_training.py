@@ -171,3 +171,12 @@ def test_preference_from_a_real_branch(tmp_path: Path, fmt: str) -> None:
     rec = json.loads(out.read_text())
     assert validate_record(rec, fmt) == []
     assert "Maria Gonzalez" not in out.read_text() and "escalated" in out.read_text()
+
+
+def test_parallel_export_matches_serial(store: RunStore, tmp_path: Path) -> None:
+    sources = [s.path for s in store.iter_summaries()] * 3
+    serial, parallel = tmp_path / "serial.jsonl", tmp_path / "parallel.jsonl"
+    a = export_training(sources, serial, "trl", mode="patterns", store=store, workers=1)
+    b = export_training(sources, parallel, "trl", mode="patterns", store=store, workers=2)
+    assert a.records == b.records == 9
+    assert serial.read_text() == parallel.read_text()  # same order, same placeholders per run
