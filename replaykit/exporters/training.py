@@ -169,11 +169,14 @@ def export_training(
     overwrite: bool = False,
     progress: bool | None = None,
     total: int | None = None,
+    workers: int | None = None,
 ) -> TrainingExportSummary:
     """Stream ``sources`` (trace files) into one JSONL file at ``out``.
 
     ``preference_chosen`` (``original`` or ``branch``) switches to preference pairs: every source that
     is a branch is paired with its parent run (looked up in ``store``); other sources are skipped.
+    ``workers``: processes that load and redact runs in parallel (default: every core when there are
+    at least 8 sources); records are still written in source order, with a bounded number in flight.
     """
     _check_format(fmt)
     if preference_chosen not in (None, "original", "branch"):
@@ -190,7 +193,8 @@ def export_training(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle, _Progress(show, total) as advance:
-            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary):
+            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary,
+                                           workers=workers, total=total):
                 problems = validate_record(record, fmt)
                 if problems:
                     summary.skipped[f"invalid: {problems[0]}"] += 1
@@ -206,6 +210,31 @@ def export_training(
     return summary
 
 
+_Job = tuple[str, str, bool, str, str | None, str | None]
+_Outcome = tuple[dict[str, Any] | None, str, str | None]  # record, run id, reason it was skipped
+
+
+def _one(job: _Job) -> _Outcome:
+    """Load, redact and convert one source (runs in a worker process when parallel)."""
+    src, fmt, redact, mode, preference_chosen, store_root = job
+    run = Run.load(src)
+    if preference_chosen is None:
+        runs = _redacted([run], mode) if redact else [run]
+        rec = sft_record(runs[0], fmt)
+        return rec, run.run_id, None if rec is not None else "no assistant answer"
+    lineage = run.header.lineage
+    if lineage is None or lineage.relation != "branch":
+        return None, run.run_id, "not a branch"
+    if store_root is None:
+        raise BadInput("preference pairs need the run store to find each branch's original")
+    parent = RunStore(store_root).load(lineage.parent_run_id)
+    pair = [parent, run] if preference_chosen == "original" else [run, parent]
+    if redact:
+        pair = _redacted(pair, mode)
+    rec = preference_record(pair[0], pair[1], fmt)
+    return rec, run.run_id, None if rec is not None else "no differing assistant turn"
+
+
 def _records(
     sources: Iterable[Path],
     fmt: str,
@@ -214,33 +243,36 @@ def _records(
     preference_chosen: str | None,
     store: RunStore | None,
     summary: TrainingExportSummary,
+    *,
+    workers: int | None = None,
+    total: int | None = None,
 ) -> Iterator[tuple[dict[str, Any], str]]:
-    for src in sources:
-        run = Run.load(src)
+    store_root = str(store.root) if store is not None else None
+    jobs = ((str(src), fmt, redact, mode, preference_chosen, store_root) for src in sources)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if (total or 0) >= 8 else 1
+    outcomes = map(_one, jobs) if workers <= 1 else _parallel(jobs, workers)
+    for rec, run_id, skipped in outcomes:
         summary.runs += 1
-        if preference_chosen is None:
-            runs = _redacted([run], mode) if redact else [run]
-            rec = sft_record(runs[0], fmt)
-            if rec is None:
-                summary.skipped["no assistant answer"] += 1
-            else:
-                yield rec, run.run_id
-            continue
-        lineage = run.header.lineage
-        if lineage is None or lineage.relation != "branch":
-            summary.skipped["not a branch"] += 1
-            continue
-        if store is None:
-            raise BadInput("preference pairs need the run store to find each branch's original")
-        parent = store.load(lineage.parent_run_id)
-        pair = [parent, run] if preference_chosen == "original" else [run, parent]
-        if redact:
-            pair = _redacted(pair, mode)
-        rec = preference_record(pair[0], pair[1], fmt)
         if rec is None:
-            summary.skipped["no differing assistant turn"] += 1
+            summary.skipped[skipped or "skipped"] += 1
         else:
-            yield rec, run.run_id
+            yield rec, run_id
+
+
+def _parallel(jobs: Iterator[_Job], workers: int) -> Iterator[_Outcome]:
+    """Results in job order with at most ``2 * workers`` jobs in flight (bounded memory)."""
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        window: deque[Future[_Outcome]] = deque()
+        for job in jobs:
+            window.append(pool.submit(_one, job))
+            if len(window) >= 2 * workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
 
 
 class _Progress:

@@ -109,6 +109,8 @@ def redact_trace_file(
     header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id)
     if dst.exists():
         raise RedactionError(f"refusing to overwrite {dst}")
+    if not dst.parent.exists():
+        dst.parent.mkdir(mode=0o700, parents=True)
     count = 0
     with RunWriter(dst, header) as writer:
         for event in events:
