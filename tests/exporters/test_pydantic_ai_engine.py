@@ -312,3 +312,46 @@ def test_the_budget_counts_live_calls_only(tmp_path: Path) -> None:
         body = server.llm_requests[0].body
     assert body.get("tools") and result.counters.grace_calls == 0
     assert result.final_answer == "live answer"
+
+
+def _inconsistent_run() -> Run:
+    """The second request's tool result differs from the recorded tool call's result: an agent that is
+    served that result cannot send the recorded request (a desync at step 2)."""
+    from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolResultPart
+    from replaykit.core.recorder import Recorder
+    from tests.exporters.pai_fixtures import WEATHER
+
+    rec = Recorder(RunHeader(run_id="drift", created_at="2026-01-01T00:00:00Z", model="gpt-test"))
+    msgs = [Message(role="user", parts=[TextPart(text="Weather in Paris?")])]
+    rec.turn_start(msgs[0])
+    a1 = Message(role="assistant", parts=[ToolCallPart(id="c1", name="get_weather", arguments={"city": "Paris"})])
+    e1 = rec.llm_call(msgs, LLMResponse(message=a1, finish_reason="tool_calls"), tools=[WEATHER])
+    rec.tool_call("c1", "get_weather", {"city": "Paris"}, result="Sunny", llm_call_id=e1.id)
+    other = Message(role="tool", parts=[ToolResultPart(tool_call_id="c1", name="get_weather", content="Rain")])
+    a2 = Message(role="assistant", parts=[TextPart(text="It rains.")])
+    rec.llm_call([*msgs, a1, other], LLMResponse(message=a2, finish_reason="stop"), tools=[WEATHER])
+    rec.turn_end("It rains.")
+    rec.run_end("It rains.")
+    return Run(rec.header, rec.events)
+
+
+def test_a_desync_fails_open_to_live_with_a_desync_event(tmp_path: Path) -> None:
+    run = _inconsistent_run()
+    with ScriptedServer([text("Live: sunny.")]) as server:
+        result = play_run(run, {"base_url": server.base_url, "model": "m", "store": str(tmp_path)})
+        assert len(server.llm_requests) == 1
+        sent = server.llm_requests[0].body["messages"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == ["Sunny"]  # what the agent really holds
+    c = result.counters
+    assert (c.desyncs, c.llm_served, c.llm_live, c.tools_served, c.provider_calls) == (1, 1, 1, 1, 1)
+    assert result.final_answer == "Live: sunny."
+    new = RunStore(tmp_path).load(result.run_id)
+    desyncs = [e for e in new.events if e.kind == "desync"]
+    assert len(desyncs) == 1 and desyncs[0].step == 2
+    assert [e.provenance for e in new.llm_calls()] == [Provenance.SERVED, Provenance.LIVE]
+
+
+def test_offline_replay_reports_the_desync_and_follows_the_record() -> None:
+    result = replay(_inconsistent_run())
+    assert result.counters.desyncs == 1 and result.counters.provider_calls == 0
+    assert result.final_answer == "It rains."
