@@ -35,7 +35,7 @@ from replaykit.core.cursor import LLMDecision, ReplayCursor
 from replaykit.core.errors import BadInput, ProviderError, ReplaykitError
 from replaykit.core.ir import Event, Provenance
 from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
-from replaykit.core.resilience import GaveUp, IterationBudget
+from replaykit.core.resilience import IterationBudget
 from replaykit.core.run import Run
 from replaykit.core.tool_gate import gate
 from replaykit.exporters import _pydantic_ai_compat as compat
@@ -440,9 +440,7 @@ def _play(run: Run, options: PlayOptions) -> tuple[EngineResult, PlayResult]:
     history: list[Any] = []
     try:
         output, history = asyncio.run(_drive_and_close(plan, driver, agent))
-    except GaveUp as exc:
-        status, error = "failed", str(exc)
-    except ReplaykitError as exc:
+    except ReplaykitError as exc:  # GaveUp (provider), BudgetExhausted, a bad tools module...
         status, error = "failed", str(exc)
     except BaseException as exc:
         session.finish(None, status="interrupted", error=type(exc).__name__)
