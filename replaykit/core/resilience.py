@@ -22,6 +22,7 @@ import asyncio
 import email.utils
 import queue
 import random
+import re
 import threading
 import time
 from collections.abc import (
@@ -106,13 +107,24 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+_STATUS_IN_TEXT = re.compile(r"\b(?:Error code|HTTP(?: error)?|status(?: code)?)[:= ]+([1-5]\d\d)\b", re.IGNORECASE)
+
+
 def _status_of(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
-        for attr in ("status_code", "status", "code"):
-            value = getattr(holder, attr, None)
-            if isinstance(value, int) and 100 <= value <= 599:
-                return value
-    return None
+    # The exception itself, its response, then what it wraps (frameworks re-raise provider errors).
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for holder in (current, getattr(current, "response", None)):
+            for attr in ("status_code", "status", "code"):
+                value = getattr(holder, attr, None)
+                if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                    return value
+        current = current.__cause__ or current.__context__
+    # Last resort: a wrapper that kept only the provider's message ("Error code: 500 - {...}").
+    match = _STATUS_IN_TEXT.search(str(exc))
+    return int(match.group(1)) if match else None
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:

@@ -531,12 +531,38 @@ def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolR
     return graph.compile(checkpointer=checkpointer)
 
 
-def turn_input(record: Record, index: int, state: list[JSON]) -> list[Any]:
+def turn_input(record: Record, index: int, state: list[JSON],
+               stashes: Sequence[JSON | None] | None = None) -> list[Any]:
     """What to send the graph to start recorded LLM call ``index`` from ``state``."""
     request = record.requests[index]
     if request[: len(state)] == state:
         return [_stamp(m, len(state) + i, "recorded") for i, m in enumerate(request[len(state):])]
+    if len(request) >= len(state) and [_without_details(m) for m in request[: len(state)]] == [
+        _without_details(m) for m in state
+    ]:
+        # The same conversation; the record's copies carry wire details (provider_details, e.g. how the
+        # content was shaped on the wire). Adopt them: same positional ids, so add_messages replaces;
+        # each kept message keeps its provenance and its place in the record (llm_index, step).
+        out: list[Any] = []
+        for i, m in enumerate(request):
+            old = stashes[i] if stashes is not None and i < len(stashes) else None
+            if old is None:
+                out.append(_stamp(m, i, "recorded"))
+            else:
+                out.append(_stamp(m, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
+        return out
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(_stamp(m, i, "recorded") for i, m in enumerate(request))]
+
+
+def _without_details(message: JSON) -> JSON:
+    """A message without its provider_details (on the message and its parts)."""
+    out = {k: v for k, v in message.items() if k != "provider_details"}
+    parts = out.get("parts")
+    if isinstance(parts, list):
+        out["parts"] = [
+            {k: v for k, v in p.items() if k != "provider_details"} if isinstance(p, dict) else p for p in parts
+        ]
+    return out
 
 
 def next_recorded_call(messages: Sequence[BaseMessage]) -> int:
@@ -561,9 +587,20 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
     index = 0
     while index < len(record.llm):
         state = [lc_to_ir(m) for m in messages]
-        new = turn_input(record, index, state)
+        new = turn_input(record, index, state, [stash_of(m) for m in messages])
         if getattr(graph, "checkpointer", None) is None:
-            new = [*messages, *new]  # no checkpointer: the graph keeps no state between invokes
+            # No checkpointer: the graph keeps no state between invokes; replace by id, append the rest.
+            merged = list(messages)
+            position = {m.id: i for i, m in enumerate(merged)}
+            for item in new:
+                if isinstance(item, RemoveMessage):
+                    merged, position = [item], {}
+                elif item.id in position:
+                    merged[position[item.id]] = item
+                else:
+                    position[item.id] = len(merged)
+                    merged.append(item)
+            new = merged
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
         if any(provenance_of(m) not in PURE for m in messages):

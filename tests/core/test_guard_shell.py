@@ -309,3 +309,20 @@ def test_parser_structure() -> None:
     heredoc = script.pipelines[1][0].redirects[0]
     assert heredoc.op == "<<" and heredoc.heredoc == ["body"]
     assert [[c.argv for c in p] for p in script.substitutions[0].pipelines] == [[["e"]]]
+
+
+@pytest.mark.parametrize("command", HARMLESS)
+def test_a_harmless_command_followed_by_rm_is_destructive(command: str) -> None:
+    """Parsed, not grepped: whatever precedes it, a later `rm` on its own line is found."""
+    decision = classify("terminal", {"command": command + "\nrm -rf build"})
+    assert decision.destructive and decision.rule == "shell.delete", decision
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_quoted_data_is_never_a_command(text: str) -> None:
+    """Any text, shell-quoted as an argument, is data: `echo <quoted>` and `grep <quoted> f` are harmless."""
+    import shlex
+
+    assert not classify("terminal", {"command": "echo " + shlex.quote(text)}).destructive
+    assert not classify("terminal", {"command": f"grep -n {shlex.quote(text)} f.txt"}).destructive

@@ -170,3 +170,11 @@ def test_dry_run_text_is_one_bounded_line() -> None:
     assert "\n" not in verdict.result_text and len(verdict.result_text) < 700
     text = dry_run_text("t" * 1000, verdict.decision)
     assert len(text) < 800
+
+
+def test_public_api_is_complete() -> None:
+    import replaykit.core.guard as guard
+
+    assert all(hasattr(guard, name) for name in guard.__all__)
+    public = {n for n in vars(guard) if (not n.startswith("_") and n[0].isupper()) or n in ("check", "classify")}
+    assert public - {"Any", "Mapping", "ShellContext"} <= set(guard.__all__)

@@ -67,6 +67,19 @@ def test_classify(exc: BaseException, kind: str, retryable: bool) -> None:
     assert "\n" not in error.describe()
 
 
+def test_classify_wrapped_and_message_only() -> None:
+    try:
+        try:
+            raise FakeHTTPError(503)
+        except FakeHTTPError as inner:
+            raise RuntimeError("agent call failed") from inner
+    except RuntimeError as outer:
+        assert classify(outer).kind == "server" and classify(outer).status_code == 503
+    text_only = Exception("Error code: 429 - {'error': {'message': 'slow down'}}")
+    assert classify(text_only).kind == "rate_limit"
+    assert classify(Exception("nothing numeric here 500x")).kind == "unknown"
+
+
 def test_classify_status_and_urllib() -> None:
     assert classify(429, {"retry-after-ms": "1500"}).retry_after == 1.5
     assert classify(502).kind == "server"
