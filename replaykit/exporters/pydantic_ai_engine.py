@@ -242,7 +242,8 @@ class Driver:
         impl = implementation_for(self.impls, name)
         if impl is not None:
             allow = self.options.allow_destructive if self.options is not None else False
-            verdict = gate(name, arguments, allow)
+            store = self.options.store.root if self.options is not None else None
+            verdict = gate(name, arguments, allow, store=store)  # the store's guard.toml applies
             if not verdict.run:
                 text = verdict.result_text or f"[replaykit dry-run] `{name}` was not executed"
                 self.extra.tools_dry_run += 1
