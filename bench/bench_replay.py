@@ -47,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="last line: JSON rows for bench/run_all.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(tmp)
@@ -66,6 +67,16 @@ def main() -> None:
             print(f"{name:58s} {seconds * 1e3:8.2f} ms  {events / seconds:12,.0f} events/s")
         rate = events / in_process
         print(f"in-process replay: {rate:,.0f} events/s (target >= 50,000): {'OK' if rate >= 50_000 else 'MISS'}")
+        if args.json:
+            base_rate = events / baseline
+            print(json.dumps([
+                {"bench": f"replay in-process events/s ({args.steps} steps)", "replaykit": round(rate),
+                 "baseline": round(base_rate), "ratio": round(rate / base_rate, 3),
+                 "note": f"target >= 50,000 events/s: {'OK' if rate >= 50_000 else 'MISS'}"},
+                {"bench": f"replay end-to-end events/s ({args.steps} steps)", "replaykit": round(events / end_to_end),
+                 "baseline": round(base_rate), "ratio": round(baseline / end_to_end, 3),
+                 "note": "load + validate + replay + sha256 check"},
+            ]))
 
 
 if __name__ == "__main__":

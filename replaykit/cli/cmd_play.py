@@ -16,6 +16,8 @@ ENGINE_MODULES = {
     "pydantic-ai": ("replaykit.exporters.pydantic_ai_engine", "pydantic-ai"),
     "langgraph": ("replaykit.exporters.langgraph_engine", "langgraph"),
 }
+#: engines that run a user's tool implementations from --tools-module
+TOOLS_MODULE_ENGINES = ("pydantic-ai",)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="go live from step N (default: after a branch's edit, else step 0)")
     parser.add_argument("--max-iterations", type=int, default=50, metavar="N",
                         help="LLM calls per user turn before one grace call (default 50)")
+    parser.add_argument("--tools-module", metavar="PATH", default=None,
+                        help="Python file with your real tool implementations (a function per tool name, or "
+                             "TOOLS = {name: fn}); live calls run them through the destructive-tool guard "
+                             "(--engine pydantic-ai)")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -60,10 +66,19 @@ def handle(args: argparse.Namespace) -> int:
         raise BadInput("--stale-timeout must be a positive number of seconds")
     if args.max_iterations < 1:
         raise BadInput("--max-iterations must be at least 1")
+    extra: dict[str, Any] = {}
+    if args.tools_module is not None:
+        if args.engine not in TOOLS_MODULE_ENGINES:
+            raise BadInput(f"--tools-module is supported by --engine {', '.join(TOOLS_MODULE_ENGINES)}")
+        from pathlib import Path
+
+        if not Path(args.tools_module).expanduser().is_file():
+            raise BadInput(f"--tools-module {args.tools_module}: no such file")
+        extra["tools_module"] = args.tools_module
     run = load_run(args)
     options = PlayOptions(base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
                           allow_destructive=args.allow_destructive, stale_timeout=args.stale_timeout,
-                          store=open_store(args), cut=args.at, max_iterations=args.max_iterations)
+                          store=open_store(args), cut=args.at, max_iterations=args.max_iterations, extra=extra)
     options.safe_base_url()  # validate before anything starts
     options.api_key()  # a named but unset variable is a one-line error before any work
     engine = load_engine(args.engine)

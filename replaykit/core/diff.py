@@ -1,6 +1,7 @@
 """Diff two runs step by step: the first divergence, why it happened, and every later difference.
 
-Runs are aligned by step number (LLM calls and tool calls in recorded order). Compared: the kind of
+Runs are aligned by step number (LLM calls and tool calls in recorded order); a group of parallel tool
+calls that finished in another order is matched call by call (by id, else name + arguments). Compared: the kind of
 each step; for LLM steps the request's messages (by fingerprint, volatile fields ignored), the answer
 text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
 reason; for tool steps the name, parsed arguments, result, status and error. Never compared: ids,
@@ -170,6 +171,43 @@ def _row(run: Run, step: Step | None) -> dict[str, Any] | None:
             "name": step.event.name if isinstance(step.event, ToolCallEvent) else None}
 
 
+def _tool_key(step: Step) -> str:
+    event = step.event
+    assert isinstance(event, ToolCallEvent)
+    return canonical_json([event.name, _args(event.arguments, event.raw_arguments)])
+
+
+def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:
+    """``b_steps`` with each group of consecutive tool steps reordered like ``a``'s group at the same
+    position when both hold the same calls: parallel tool calls finish in any order, which is not a
+    difference. Matched by call id, else by name + arguments."""
+    out = list(b_steps)
+    i = 0
+    while i < len(a_steps) and i < len(out):
+        if a_steps[i].kind != "tool" or out[i].kind != "tool":
+            i += 1
+            continue
+        j = i
+        while j < len(a_steps) and j < len(out) and a_steps[j].kind == "tool" and out[j].kind == "tool":
+            j += 1
+        group_a, group_b = a_steps[i:j], out[i:j]
+        remaining = list(group_b)
+        ordered: list[Step] = []
+        for step in group_a:
+            event = step.event
+            assert isinstance(event, ToolCallEvent)
+            match = next((s for s in remaining if isinstance(s.event, ToolCallEvent) and s.event.call_id == event.call_id),
+                         None) or next((s for s in remaining if _tool_key(s) == _tool_key(step)), None)
+            if match is None:
+                break
+            remaining.remove(match)
+            ordered.append(match)
+        if not remaining:
+            out[i:j] = ordered
+        i = j
+    return out
+
+
 def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
     """Compare ``a`` and ``b`` (``edits``: the branch edits of either run's lineage, for causes)."""
     edits = list(edits or [])
@@ -186,9 +224,10 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                 result.notes.append({"run": label, "kind": event.kind, "step": getattr(event, "step", None),
                                      "reason": getattr(event, "reason", "")})
     first_index: int | None = None
-    for index in range(max(len(a.steps), len(b.steps))):
+    b_steps = _align_parallel(a.steps, b.steps)
+    for index in range(max(len(a.steps), len(b_steps))):
         step_a = a.steps[index] if index < len(a.steps) else None
-        step_b = b.steps[index] if index < len(b.steps) else None
+        step_b = b_steps[index] if index < len(b_steps) else None
         found: list[Difference] = []
         if step_a is None or step_b is None:
             present = step_a or step_b

@@ -420,7 +420,7 @@ MESSAGES_ADAPTER: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 
 def json_schema() -> JSONDict:
     """The published JSON Schema of a trace line (a header or an event)."""
-    line = TypeAdapter(RunHeader | Event)
+    line: TypeAdapter[Any] = TypeAdapter(RunHeader | Event)
     schema = line.json_schema()
     schema["$id"] = f"https://replaykit.dev/schema/{SCHEMA_NAME}/{SCHEMA_VERSION}.json"
     schema["title"] = f"{SCHEMA_NAME} v{SCHEMA_VERSION} (one JSONL line: a run header or an event)"

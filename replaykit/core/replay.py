@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import BadInput, TraceError
+from replaykit.core.ir import LLMCallEvent, TextPart, ToolCallEvent, ToolCallPart, ToolsEvent
 from replaykit.core.replay_doc import RangeError, build_replay_document
 from replaykit.core.run import Run
 
@@ -26,17 +27,80 @@ def run_as_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return header, events
 
 
-_NO_CONTEXT: Any = {"request": {"context"}}
+_COST_KEYS = ("cost_usd", "cost")
+
+
+def _cost_holder(details: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not details:
+        return None
+    found = {k: details[k] for k in _COST_KEYS if k in details}
+    return found or None
+
+
+def _light_llm(event: LLMCallEvent) -> dict[str, Any]:
+    """What the document builder reads of an LLM step, built from attributes (a full ``model_dump`` of
+    every event would cost as much as the replay itself). The whole answer comes from the hook."""
+    response = event.response
+    parts: list[dict[str, Any]] = []
+    for part in response.message.parts:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            call: dict[str, Any] = {"type": "tool_call", "id": part.id, "name": part.name}
+            if part.arguments is not None:
+                call["arguments"] = part.arguments
+            if part.raw_arguments is not None:
+                call["raw_arguments"] = part.raw_arguments
+            parts.append(call)
+    usage = response.usage
+    usage_json: dict[str, Any] | None = None
+    if usage is not None:
+        usage_json = {k: v for k, v in (("input_tokens", usage.input_tokens), ("output_tokens", usage.output_tokens),
+                                         ("cache_read_tokens", usage.cache_read_tokens),
+                                         ("cache_write_tokens", usage.cache_write_tokens),
+                                         ("reasoning_tokens", usage.reasoning_tokens),
+                                         ("total_tokens", usage.total_tokens)) if v is not None}
+        cost = _cost_holder(usage.details)
+        if cost:
+            usage_json["details"] = cost
+    light: dict[str, Any] = {
+        "kind": "llm_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
+        "provenance": event.provenance.value,
+        "request": {"model": event.request.model},
+        "response": {"message": {"role": response.message.role, "parts": parts},
+                     "finish_reason": response.finish_reason, "model": response.model, "usage": usage_json,
+                     "provider_details": _cost_holder(response.provider_details)},
+        "provider_details": _cost_holder(event.provider_details),
+    }
+    return light
+
+
+def _light_tool(event: ToolCallEvent) -> dict[str, Any]:
+    light: dict[str, Any] = {
+        "kind": "tool_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
+        "provenance": event.provenance.value, "call_id": event.call_id, "name": event.name,
+        "arguments": event.arguments, "status": event.status,
+    }
+    for key, value in (("raw_arguments", event.raw_arguments), ("result", event.result), ("error", event.error)):
+        if value is not None:
+            light[key] = value
+    return light
 
 
 def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Like ``run_as_json`` without the request message deltas, which the Run resolves itself."""
+    """The events as the builder reads them, without dumping whole models (see ``_light_llm``)."""
     header = run.header.model_dump(mode="json", exclude_none=True)
-    events = [
-        event.model_dump(mode="json", exclude_none=True, exclude=_NO_CONTEXT)
-        if event.kind == "llm_call" else event.model_dump(mode="json", exclude_none=True)
-        for event in run.events
-    ]
+    events: list[dict[str, Any]] = []
+    for event in run.events:
+        if isinstance(event, LLMCallEvent):
+            events.append(_light_llm(event))
+        elif isinstance(event, ToolCallEvent):
+            events.append(_light_tool(event))
+        elif isinstance(event, ToolsEvent):
+            events.append({"kind": "tools", "seq": event.seq, "id": event.id, "t": event.t,
+                           "duration": event.duration})
+        else:
+            events.append(event.model_dump(mode="json", exclude={"request"}, exclude_none=True))
     return header, events
 
 
@@ -60,9 +124,15 @@ def replay_run(
             return [m.model_dump(mode="json", exclude_none=True)
                     for m in run.request_messages(run.by_id[event["id"]])]
 
+        def answer(event: dict[str, Any]) -> dict[str, Any]:
+            found = run.by_id[event["id"]]
+            assert isinstance(found, LLMCallEvent)
+            message: dict[str, Any] = found.response.message.model_dump(mode="json", exclude_none=True)
+            return message
+
         return build_replay_document(
             header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
-            resolve_messages=resolve,
+            resolve_messages=resolve, response_message=answer,
         )
     except RangeError as exc:
         raise BadInput(str(exc)) from exc

@@ -146,6 +146,7 @@ def build_replay_document(
     trace_bytes_changed: int = 0,
     clock: Callable[[], float] | None = None,
     resolve_messages: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
+    response_message: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Replay ``events`` (served from the record, nothing executed) and describe the result.
 
@@ -153,7 +154,8 @@ def build_replay_document(
     ``start`` is kept as context. ``clock`` (default ``time.perf_counter``) only feeds ``t_replay`` and
     ``replay_duration``. ``resolve_messages(llm_event)`` may supply a request's full message list when
     the caller already has it (then ``request.context`` may be left out of the events); by default it
-    is rebuilt from the delta chain.
+    is rebuilt from the delta chain. ``response_message(llm_event)`` may supply the whole answer message
+    when the events carry a reduced copy (only ``type``/``text``/tool-call fields of its parts).
     """
     now = clock or time.perf_counter
     t0 = now()
@@ -235,7 +237,8 @@ def build_replay_document(
                        "t_replay": t_replay})
 
     resolve = resolve_messages or (lambda event: _resolve_messages(event, requests))
-    messages = _conversation(events, resolve, last_llm, last_llm_pos, end_pos)
+    answer = response_message or (lambda event: event["response"]["message"])
+    messages = _conversation(events, resolve, answer, last_llm, last_llm_pos, end_pos)
     final_answer = _final_answer(events, end_pos, full)
     return {
         "document": "replaykit.replay",
@@ -278,13 +281,13 @@ def _first_model(events: Sequence[dict[str, Any]]) -> str | None:
 
 
 def _conversation(events: Sequence[dict[str, Any]], resolve: Callable[[dict[str, Any]], list[dict[str, Any]]],
-                  last_llm: dict[str, Any] | None, last_llm_pos: int, end_pos: int) -> list[dict[str, Any]]:
+                  answer: Callable[[dict[str, Any]], dict[str, Any]], last_llm: dict[str, Any] | None, last_llm_pos: int, end_pos: int) -> list[dict[str, Any]]:
     """The conversation as of the end of the range: the last request, its answer, then later tool
     results and user turns in recorded order."""
     messages: list[dict[str, Any]] = []
     if last_llm is not None:
         messages = list(resolve(last_llm))
-        messages.append(last_llm["response"]["message"])
+        messages.append(answer(last_llm))
     for pos in range(last_llm_pos + 1, end_pos + 1):
         event = events[pos]
         kind = event.get("kind")

@@ -7,7 +7,8 @@
   backoff; ``on_attempt`` / ``on_error`` callbacks let the engine count provider calls and record errors.
 - ``stale_guard`` / ``astale_guard``: a stream that goes silent for ``timeout`` seconds raises
   ``StaleStream`` (classified ``stale``: retried).
-- ``continue_truncated``: an answer cut by the length limit is continued (bounded) and joined.
+- ``continue_truncated`` / ``acontinue_truncated``: an answer cut by the length limit is continued
+  (bounded) and joined.
 - ``IterationBudget``: at most N LLM calls per turn, then one grace call without tools.
 
 Exceptions are recognised by duck typing (``status_code``, ``response.headers``, class names such as
@@ -21,9 +22,19 @@ import asyncio
 import email.utils
 import queue
 import random
+import re
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -96,13 +107,24 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+_STATUS_IN_TEXT = re.compile(r"\b(?:Error code|HTTP(?: error)?|status(?: code)?)[:= ]+([1-5]\d\d)\b", re.IGNORECASE)
+
+
 def _status_of(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
-        for attr in ("status_code", "status", "code"):
-            value = getattr(holder, attr, None)
-            if isinstance(value, int) and 100 <= value <= 599:
-                return value
-    return None
+    # The exception itself, its response, then what it wraps (frameworks re-raise provider errors).
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for holder in (current, getattr(current, "response", None)):
+            for attr in ("status_code", "status", "code"):
+                value = getattr(holder, attr, None)
+                if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                    return value
+        current = current.__cause__ or current.__context__
+    # Last resort: a wrapper that kept only the provider's message ("Error code: 500 - {...}").
+    match = _STATUS_IN_TEXT.search(str(exc))
+    return int(match.group(1)) if match else None
 
 
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
@@ -287,7 +309,7 @@ def stale_guard(items: Iterable[T], timeout: float | None) -> Iterator[T]:
         yield item
 
 
-async def astale_guard(items: AsyncIterator[T], timeout: float | None) -> AsyncIterator[T]:
+async def astale_guard(items: AsyncIterable[T], timeout: float | None) -> AsyncIterator[T]:
     """``stale_guard`` for async streams."""
     iterator = items.__aiter__()
     while True:
@@ -329,11 +351,37 @@ def continue_truncated(messages: Sequence[Message], response: LLMResponse,
     history = list(messages)
     current = response
     while is_truncated(current) and len(pieces) <= policy.max_continuations:
-        history += [current.message, Message(role="user", parts=[TextPart(text=policy.prompt)])]
+        history += continuation_turn(current, policy)
         current = call(list(history))
         pieces.append(current)
+    return join_pieces(pieces)
+
+
+async def acontinue_truncated(messages: Sequence[Message], response: LLMResponse,
+                              call: Callable[[list[Message]], Awaitable[LLMResponse]],
+                              policy: ContinuationPolicy | None = None) -> LLMResponse:
+    """``continue_truncated`` for coroutines (PydanticAI's model layer)."""
+    policy = policy or ContinuationPolicy()
+    pieces = [response]
+    history = list(messages)
+    current = response
+    while is_truncated(current) and len(pieces) <= policy.max_continuations:
+        history += continuation_turn(current, policy)
+        current = await call(list(history))
+        pieces.append(current)
+    return join_pieces(pieces)
+
+
+def continuation_turn(partial: LLMResponse, policy: ContinuationPolicy) -> list[Message]:
+    """What is appended to the history to ask for the rest: the partial answer, then the prompt."""
+    return [partial.message, Message(role="user", parts=[TextPart(text=policy.prompt)])]
+
+
+def join_pieces(pieces: Sequence[LLMResponse]) -> LLMResponse:
+    """One response from an answer and its continuations (the first alone when there were none)."""
     if len(pieces) == 1:
-        return response
+        return pieces[0]
+    current = pieces[-1]
     text = "".join(piece.message.text for piece in pieces)
     calls = [c for c in current.message.parts if c.type == "tool_call"]
     message = Message(role="assistant", parts=[TextPart(text=text), *calls])

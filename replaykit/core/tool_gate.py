@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 _DESTRUCTIVE_NAME = re.compile(
@@ -27,12 +28,41 @@ class GateVerdict:
     reason: str = ""
 
 
-def gate(name: str, arguments: Any, allow_destructive: bool) -> GateVerdict:
+def _policy_for(store: str | Path | None) -> Any:
+    """The guard policy of ``store`` (``<store>/guard.toml``), else of the default store; cached per file
+    modification time so a long play does not re-read it for every tool call."""
+    from replaykit.core import guard
+    from replaykit.core.store import default_store_root
+
+    root = Path(store) if store is not None else default_store_root()
+    config = root / "guard.toml"
     try:
-        from replaykit.core import guard  # type: ignore[attr-defined]
+        info = config.stat()
+        stamp: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+    except OSError:
+        stamp = None
+    key = (str(config), stamp)
+    cached = _POLICY_CACHE.get(key)
+    if cached is None:
+        cached = guard.load_policy(store=root)
+        _POLICY_CACHE.clear()
+        _POLICY_CACHE[key] = cached
+    return cached
+
+
+_POLICY_CACHE: dict[tuple[str, tuple[int, int] | None], Any] = {}
+
+
+def gate(name: str, arguments: Any, allow_destructive: bool, *, store: str | Path | None = None,
+         policy: Any = None) -> GateVerdict:
+    """Ask the guard (with the user's ``guard.toml`` of ``store``, or an explicit ``policy``)."""
+    try:
+        from replaykit.core import guard
     except ImportError:
         return _name_rule(name, allow_destructive)
-    verdict = guard.check(name, arguments, allow_destructive)
+    if policy is None:
+        policy = _policy_for(store)
+    verdict = guard.check(name, arguments, allow_destructive, policy)
     decision = getattr(verdict, "decision", None)
     reason = str(getattr(decision, "reason", "")) if decision is not None else ""
     return GateVerdict(bool(verdict.run), verdict.result_text, verdict.status, reason)

@@ -74,7 +74,12 @@ class _LiveModel:
         self.continuation = ContinuationPolicy(int(options.extra.get("max_continuations", 3)))
 
     def _once(self, body: dict[str, Any]) -> LLMResponse:
-        stream = self.client.chat.completions.create(**body, stream=True)
+        # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
+        # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
+        rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+        rest.setdefault("stream_options", {"include_usage": True})
+        stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
+                                                     extra_body=rest)
         try:
             chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout)]
         finally:

@@ -121,3 +121,22 @@ def test_cli_exit_codes_and_html(store: RunStore, tmp_path: Path) -> None:
     assert page.is_file() and "<script" not in page.read_text()
     bad = cli("a", "nope")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_parallel_tools_in_another_order_are_equal(store: RunStore) -> None:
+    from replaykit.core.store import write_run_file
+
+    run = store.load("a")
+    events = list(run.events)
+    i = next(n for n, e in enumerate(events) if e.kind == "tool_call" and e.call_id == "call_a")
+    events[i], events[i + 1] = events[i + 1], events[i]  # call_b finished first this time
+    swapped = Run.load(write_run_file(store.path_for("swapped"), run.header.model_copy(update={"run_id": "swapped"}),
+                                      events))
+    assert [s.event.call_id for s in swapped.steps[1:3]] == ["call_b", "call_a"]
+    assert diff_runs(run, swapped).equal
+    other = [e.model_copy(update={"result": "Cloudy"}) if e.kind == "tool_call" and e.call_id == "call_b" else e
+             for e in events]
+    changed = Run.load(write_run_file(store.path_for("changed"), run.header.model_copy(update={"run_id": "changed"}),
+                                      other))
+    first = diff_runs(run, changed).first
+    assert (first.step, first.field, first.cause) == (2, "result", "tool_result")

@@ -124,3 +124,20 @@ def test_cost_summed_when_recorded(tmp_path: Path) -> None:
         if event["kind"] == "llm_call":
             event["response"]["usage"]["details"] = {"cost_usd": 0.25}
     assert build_replay_document(header, events)["cost"] == pytest.approx(1.25)
+
+
+HERMES_FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "hermes").glob("*.jsonl"))
+
+
+@pytest.mark.skipif(not HERMES_FIXTURES, reason="no recorded Hermes fixtures")
+@pytest.mark.parametrize("path", HERMES_FIXTURES, ids=lambda p: p.name)
+def test_replay_real_hermes_recordings(path: Path) -> None:
+    before = _sha(path)
+    doc = replay_path(path)
+    run = Run.load(path)
+    assert _sha(path) == before and doc["counters"]["trace_bytes_changed"] == 0
+    assert doc["counters"]["provider_calls"] == 0 and doc["counters"]["tool_executions"] == 0
+    assert doc["counters"]["served_llm_steps"] + doc["counters"]["served_tool_steps"] == len(run.steps)
+    assert doc["final_answer"] == run.final_answer
+    assert doc["messages"] == [m.model_dump(mode="json", exclude_none=True) for m in run.conversation()]
+    assert doc["source_framework"] == "hermes"

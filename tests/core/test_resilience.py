@@ -19,6 +19,7 @@ from replaykit.core.resilience import (
     IterationBudget,
     RetryPolicy,
     StaleStream,
+    acontinue_truncated,
     aretry_call,
     astale_guard,
     classify,
@@ -64,6 +65,19 @@ def test_classify(exc: BaseException, kind: str, retryable: bool) -> None:
     error = classify(exc)
     assert error.kind == kind and error.retryable is retryable
     assert "\n" not in error.describe()
+
+
+def test_classify_wrapped_and_message_only() -> None:
+    try:
+        try:
+            raise FakeHTTPError(503)
+        except FakeHTTPError as inner:
+            raise RuntimeError("agent call failed") from inner
+    except RuntimeError as outer:
+        assert classify(outer).kind == "server" and classify(outer).status_code == 503
+    text_only = Exception("Error code: 429 - {'error': {'message': 'slow down'}}")
+    assert classify(text_only).kind == "rate_limit"
+    assert classify(Exception("nothing numeric here 500x")).kind == "unknown"
 
 
 def test_classify_status_and_urllib() -> None:
@@ -173,6 +187,23 @@ def test_continuation_bounded_and_joined() -> None:
     assert out.message.text == "start moremoremore" and len(seen) == 3  # bounded at 3
     assert out.usage.input_tokens == 40 and out.provider_details["replaykit"]["continuations"] == 3
     assert seen[0][-1].role == "user" and seen[0][-2].text == "start "
+
+
+def test_async_continuation_matches_the_sync_one() -> None:
+    answers = iter([_resp("mid ", "length"), _resp("end", "stop"), _resp("never", "stop")])
+    seen: list[list[Message]] = []
+
+    async def call(history: list[Message]) -> LLMResponse:
+        seen.append(history)
+        return next(answers)
+
+    start = [Message(role="user", parts=[TextPart(text="q")])]
+    out = asyncio.run(acontinue_truncated(start, _resp("start ", "length"), call))
+    assert out.message.text == "start mid end" and out.finish_reason == "stop" and len(seen) == 2
+    assert [m.role for m in seen[1]] == ["user", "assistant", "user", "assistant", "user"]
+    assert out.provider_details["replaykit"] == {"continuations": 2, "finish_reasons": ["length", "length", "stop"]}
+    untouched = _resp("whole", "stop")
+    assert asyncio.run(acontinue_truncated(start, untouched, call)) is untouched
 
 
 def test_budget_grace() -> None:

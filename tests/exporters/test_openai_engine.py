@@ -72,7 +72,9 @@ def test_result_branch_goes_live_only_after_the_cut(store: RunStore) -> None:
     assert result.counters.served_llm_steps == 2 and result.counters.served_tool_steps == 3
     assert len(requests) == result.counters.provider_calls == result.counters.live_llm_steps >= 1
     first = requests[0].body
-    assert first["model"] == "candidate"
+    assert first["model"] == "candidate" and first["stream"] is True
+    assert [t["function"]["name"] for t in first["tools"]] == ["read_file", "web_search", "write_file"]
+    assert first["temperature"] == 0  # recorded parameters reach the endpoint
     tool_messages = [m for m in first["messages"] if m["role"] == "tool"]
     assert tool_messages[-1]["content"] == "written fine"
     assert first["messages"][-1]["role"] == "tool"
@@ -223,3 +225,69 @@ def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
     assert (first.step, first.field, first.cause) == (3, "response.tool_calls", "edit")
     assert played.steps[3].event.provenance == Provenance.EDITED
     assert any(d.step == 4 and d.field == "arguments" and d.cause == "edit" for d in result.differences)
+
+
+HERMES_TWO_TURNS = ROOT / "tests" / "fixtures" / "hermes" / "two_turns.jsonl"
+
+
+@pytest.mark.skipif(not HERMES_TWO_TURNS.is_file(), reason="no recorded Hermes fixture")
+def test_real_hermes_recording_served_then_live(tmp_path: Path) -> None:
+    from replaykit.core.diff import diff_runs
+    from replaykit.core.run import Run
+    from replaykit.testing.script import hermes_default_policy
+
+    store = RunStore(tmp_path)
+    run = Run.load(HERMES_TWO_TURNS)
+    with ScriptedServer(hermes_default_policy()) as srv:
+        served = play(run, _options(store, srv, serve_only=True))
+        assert srv.requests == []
+        live = play(run, _options(store, srv))
+        bodies = [r.body for r in srv.llm_requests]
+    assert served.counters.served_llm_steps == 6 and served.counters.served_tool_steps == 4
+    assert diff_runs(run, store.load(served.run_id)).equal
+    # Live against the same scripted model: the same steps, both user turns, recorded tool results reused.
+    assert len(bodies) == live.counters.provider_calls == 6
+    assert diff_runs(run, store.load(live.run_id)).equal
+
+
+def _write_variant(store: RunStore, run_id: str, events: list) -> object:
+    from replaykit.core.run import Run
+    from replaykit.core.store import write_run_file
+
+    source = store.load("src")
+    header = source.header.model_copy(update={"run_id": run_id})
+    return Run.load(write_run_file(store.path_for(run_id), header, events))
+
+
+def test_engine_desync_fails_open_to_live(store: RunStore) -> None:
+    source = store.load("src")
+    # The record's tool result of step 1 no longer matches what step 3's request says it was: the
+    # engine's request at step 3 is not the recorded one.
+    events = [e.model_copy(update={"result": "buy bread"}) if e.kind == "tool_call" and e.call_id == "call_a" else e
+              for e in source.events]
+    tampered = _write_variant(store, "tampered", events)
+    with ScriptedServer(sequence_policy([], "live after desync")) as srv:
+        result = play(tampered, _options(store, srv, serve_only=True))
+        bodies = [r.body for r in srv.llm_requests]
+    assert result.counters.desyncs == 1 and result.counters.served_llm_steps == 1
+    assert len(bodies) == result.counters.provider_calls >= 1
+    new = store.load(result.run_id)
+    desync = [e for e in new.events if e.kind == "desync"]
+    assert len(desync) == 1 and desync[0].step == 3
+    from replaykit.core.diff import diff_runs
+
+    assert diff_runs(tampered, new).first.cause == "desync"
+
+
+def test_engine_synthetic_end_without_provider_call(store: RunStore) -> None:
+    source = store.load("src")
+    cut_at = next(i for i, e in enumerate(source.events) if e.kind == "tool_call" and e.call_id == "call_b")
+    crashed = _write_variant(store, "crashed", source.events[: cut_at + 1])  # the run died after step 2
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(crashed, _options(store, srv, serve_only=True))
+        assert srv.requests == []
+    assert result.counters.synthetic_steps == 1 and result.counters.provider_calls == 0
+    new = store.load(result.run_id)
+    assert [e.kind for e in new.events if e.kind == "synthetic"] == ["synthetic"]
+    assert new.steps[3].event.provenance == Provenance.SYNTHETIC
+    assert not new.steps[3].event.response.message.tool_calls

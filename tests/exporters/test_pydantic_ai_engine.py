@@ -257,3 +257,101 @@ def test_play_entry_point_takes_play_options_and_returns_play_result(tmp_path: P
     assert summary["engine"] == "pydantic-ai" and summary["parent_run_id"] == run.run_id and summary["cut"] == 5
     assert summary["counters"]["live_llm_steps"] == 1 and summary["counters"]["provider_calls"] == 1
     assert RunStore(tmp_path).load(result.run_id).header.lineage.parent_run_id == run.run_id  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------------ iteration budget
+
+
+def _budget_play(tmp_path: Path, script: list[Any], budget: int) -> tuple[Any, list[Any]]:
+    run = weather_run()
+    with ScriptedServer(script) as server:
+        result = play_run(run, {"at": 0, "base_url": server.base_url, "model": "m", "store": str(tmp_path),
+                                "max_iterations": budget, "retry_base_delay": 0.01})
+        return result, [r.body for r in server.llm_requests]
+
+
+def test_iteration_budget_ends_the_turn_with_one_grace_call(tmp_path: Path) -> None:
+    from replaykit.core.resilience import GRACE_PROMPT
+
+    result, bodies = _budget_play(tmp_path, [call("get_weather", {"city": "Paris"}), text("Final, no tools."),
+                                             text("never asked")], budget=1)
+    assert len(bodies) == 2  # one call within the budget, then exactly one grace call
+    assert bodies[0].get("tools") and not bodies[1].get("tools")  # the grace call offers no tools
+    last = bodies[1]["messages"][-1]
+    assert last["role"] == "user" and last["content"] == GRACE_PROMPT
+    assert bodies[1]["messages"][-2]["role"] == "tool"  # the budgeted call's tool was still answered
+    assert result.final_answer == "Final, no tools." and result.counters.grace_calls == 1
+    new = RunStore(tmp_path).load(result.run_id)
+    live = [e for e in new.llm_calls() if e.provenance == Provenance.LIVE]
+    assert len(live) == 2
+    grace_request = new.request_messages(live[1])
+    assert grace_request[-1].role == "user" and grace_request[-1].text == GRACE_PROMPT
+    assert not new.request_tools(live[1].request)
+    assert new.status == "completed"
+
+
+def test_a_grace_answer_that_still_calls_tools_ends_the_turn(tmp_path: Path) -> None:
+    from replaykit.exporters.pydantic_ai_engine import BUDGET_ANSWER
+
+    result, bodies = _budget_play(tmp_path, [call("get_weather", {"city": "Paris"}),
+                                             call("get_weather", {"city": "Rome"}), text("never asked")], budget=1)
+    assert len(bodies) == 2
+    assert result.final_answer == BUDGET_ANSWER
+    new = RunStore(tmp_path).load(result.run_id)
+    assert [e.arguments for e in new.tool_calls()] == [{"city": "Paris"}]  # the grace call's call never ran
+    # The trace keeps the grace answer as the model gave it.
+    assert new.llm_calls()[-1].response.message.tool_calls[0].arguments == {"city": "Rome"}
+
+
+def test_the_budget_counts_live_calls_only(tmp_path: Path) -> None:
+    run = weather_run()
+    cut = [s.index for s in run.steps if s.kind == "llm"][-1]  # two served LLM steps before the cut
+    with ScriptedServer([text("live answer")]) as server:
+        result = play_run(run, {"at": cut, "base_url": server.base_url, "model": "m", "store": str(tmp_path),
+                                "max_iterations": 1})
+        body = server.llm_requests[0].body
+    assert body.get("tools") and result.counters.grace_calls == 0
+    assert result.final_answer == "live answer"
+
+
+def _inconsistent_run() -> Run:
+    """The second request's tool result differs from the recorded tool call's result: an agent that is
+    served that result cannot send the recorded request (a desync at step 2)."""
+    from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolResultPart
+    from replaykit.core.recorder import Recorder
+    from tests.exporters.pai_fixtures import WEATHER
+
+    rec = Recorder(RunHeader(run_id="drift", created_at="2026-01-01T00:00:00Z", model="gpt-test"))
+    msgs = [Message(role="user", parts=[TextPart(text="Weather in Paris?")])]
+    rec.turn_start(msgs[0])
+    a1 = Message(role="assistant", parts=[ToolCallPart(id="c1", name="get_weather", arguments={"city": "Paris"})])
+    e1 = rec.llm_call(msgs, LLMResponse(message=a1, finish_reason="tool_calls"), tools=[WEATHER])
+    rec.tool_call("c1", "get_weather", {"city": "Paris"}, result="Sunny", llm_call_id=e1.id)
+    other = Message(role="tool", parts=[ToolResultPart(tool_call_id="c1", name="get_weather", content="Rain")])
+    a2 = Message(role="assistant", parts=[TextPart(text="It rains.")])
+    rec.llm_call([*msgs, a1, other], LLMResponse(message=a2, finish_reason="stop"), tools=[WEATHER])
+    rec.turn_end("It rains.")
+    rec.run_end("It rains.")
+    return Run(rec.header, rec.events)
+
+
+def test_a_desync_fails_open_to_live_with_a_desync_event(tmp_path: Path) -> None:
+    run = _inconsistent_run()
+    with ScriptedServer([text("Live: sunny.")]) as server:
+        result = play_run(run, {"base_url": server.base_url, "model": "m", "store": str(tmp_path)})
+        assert len(server.llm_requests) == 1
+        sent = server.llm_requests[0].body["messages"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == ["Sunny"]  # what the agent really holds
+    c = result.counters
+    assert (c.desyncs, c.llm_served, c.llm_live, c.tools_served, c.provider_calls) == (1, 1, 1, 1, 1)
+    assert result.final_answer == "Live: sunny."
+    new = RunStore(tmp_path).load(result.run_id)
+    desyncs = [e for e in new.events if e.kind == "desync"]
+    assert len(desyncs) == 1 and desyncs[0].step == 2
+    assert [e.provenance for e in new.llm_calls()] == [Provenance.SERVED, Provenance.LIVE]
+
+
+def test_offline_replay_reports_the_desync_and_follows_the_record() -> None:
+    result = replay(_inconsistent_run())
+    assert result.counters.desyncs == 1 and result.counters.provider_calls == 0
+    assert result.final_answer == "It rains."

@@ -1,0 +1,214 @@
+"""Benchmark: ``replaykit export --format python`` and ``python run.py`` for runs of 10, 100, 1000 steps.
+
+The runs are a recorded Hermes fixture scaled up: its system prompt, user message, tool declarations
+and (model tool call, tool result) pairs, repeated through the real Recorder until the run has N steps.
+
+Measured, side by side in the same session:
+- export: wall and CPU time of ``python_script.export`` (render + compile check + atomic 0600 write),
+  best of ``--repeat``;
+- file size;
+- ``python run.py`` as a child process: CPU time (user + system, from ``os.wait4`` rusage) and peak
+  memory (``ru_maxrss``), median;
+- baselines: ``python -c "import json"`` (interpreter start-up), and a naive exporter that pastes
+  ``repr()`` of every event into a script that prints them as JSON (what an unsafe "unroll" does).
+
+Targets for 1000 steps: export <= 0.1 s, run <= 0.15 s CPU, <= 60 MB peak, file <= 2 MB.
+
+    PYTHONPATH=. python bench/bench_python_export.py [--steps 10 100 1000] [--repeat 5] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from replaykit.core.ir import LLMCallEvent, Message, RunHeader, Source, ToolCallEvent, ToolResultPart  # noqa: E402
+from replaykit.core.recorder import Recorder  # noqa: E402
+from replaykit.core.run import Run  # noqa: E402
+from replaykit.exporters.python_script import export  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl"
+TARGETS = {"export_s": 0.1, "run_cpu_s": 0.15, "run_peak_mb": 60.0, "file_mb": 2.0}
+
+
+def scaled_run(steps: int, fixture: Path = FIXTURE) -> Run:
+    """A run of ``steps`` steps built from a recorded Hermes run's content."""
+    source = Run.load(fixture)
+    calls = source.llm_calls()
+    first = calls[0]
+    messages = list(source.request_messages(first))
+    tools = source.request_tools(first.request)
+    pairs: list[tuple[LLMCallEvent, ToolCallEvent]] = []
+    tool_events = source.tool_calls()
+    for call in calls:
+        for tool in tool_events:
+            if any(tc.id == tool.call_id for tc in call.response.message.tool_calls):
+                pairs.append((call, tool))
+                break
+    if not pairs:
+        raise SystemExit(f"{fixture} has no tool-using LLM call to scale up")
+    clock = itertools.count(0, 0.05)
+    header = RunHeader(run_id=f"bench-{steps}", created_at=source.header.created_at, model=source.header.model,
+                       provider=source.header.provider, source=Source(framework="hermes", framework_version="0.19.0"))
+    rec = Recorder(header, clock=lambda: next(clock))
+    rec.turn_start(messages[-1])
+    cycle = itertools.cycle(pairs)
+    n = 0
+    while n < steps - 1:
+        call, tool = next(cycle)
+        response = call.response.model_copy(deep=True)
+        for i, part in enumerate(response.message.tool_calls):
+            part.id = f"call_{n}_{i}"
+        event = rec.llm_call(messages, response, tools=tools, model=call.request.model, duration=0.5)
+        call_id = response.message.tool_calls[0].id
+        rec.tool_call(call_id, tool.name, tool.arguments, raw_arguments=tool.raw_arguments, result=tool.result,
+                      llm_call_id=event.id, duration=0.1)
+        messages = [*messages, response.message,
+                    Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, name=tool.name,
+                                                               content=tool.result or "")])]
+        n += 2
+    final = calls[-1].response
+    rec.llm_call(messages, final, tools=tools, model=calls[-1].request.model, duration=0.5)
+    rec.run_end(final.message.text)
+    return Run(rec.header, rec.events)
+
+
+def naive_export(run: Run, path: Path) -> None:
+    """The baseline: repr() of every event pasted into the source (unsafe: NaN, and it is code)."""
+    lines = ["import json", "EVENTS = ["]
+    lines += [f"    {event.model_dump(mode='json', exclude_none=True)!r}," for event in run.events]
+    lines += ["]", "print(json.dumps({'events': len(EVENTS), 'last': EVENTS[-1]}))"]
+    path.write_text("\n".join(lines) + "\n")
+
+
+# The child is started by a lean launcher (python -S, no imports beyond os/sys/json): a child forked from
+# this process would report this process's resident memory (pydantic and all) as its own peak.
+_LAUNCHER = """
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss]))
+"""
+
+
+def child(argv: list[str]) -> tuple[float, float]:
+    """(CPU seconds, peak MB) of one child process (``os.wait4`` rusage)."""
+    out = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, *argv], capture_output=True, text=True,
+                         check=True).stdout
+    code, cpu, maxrss_kb = json.loads(out)
+    if code != 0:
+        raise SystemExit(f"{argv} failed with exit code {code}")
+    return float(cpu), maxrss_kb / 1024.0
+
+
+def median_child(argv: list[str], repeat: int) -> tuple[float, float]:
+    runs = [child(argv) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def timed(fn: Any, repeat: int) -> tuple[float, float]:
+    """(best wall seconds, best CPU seconds) over ``repeat`` calls: the minimum is the least noisy
+    estimate on a shared machine."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        start, cpu = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
+
+
+def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        startup_cpu, startup_mb = median_child([sys.executable, "-c", "import json"], repeat)
+        for steps in steps_list:
+            run = scaled_run(steps)
+            out, naive = Path(tmp) / f"run{steps}.py", Path(tmp) / f"naive{steps}.py"
+            export_s, export_cpu = timed(lambda run=run, out=out: export(run, out), repeat)
+            naive_s, _ = timed(lambda run=run, naive=naive: naive_export(run, naive), repeat)
+            run_cpu, run_mb = median_child([sys.executable, str(out)], repeat)
+            naive_cpu, naive_mb = median_child([sys.executable, str(naive)], repeat)
+            rows.append({
+                "steps": len(run.steps), "events": len(run.events),
+                "export_s": round(export_s, 4), "export_cpu_s": round(export_cpu, 4), "file_mb": round(out.stat().st_size / 1e6, 3),
+                "run_cpu_s": round(run_cpu, 4), "run_peak_mb": round(run_mb, 1),
+                "baseline_naive_export_s": round(naive_s, 4),
+                "baseline_naive_file_mb": round(naive.stat().st_size / 1e6, 3),
+                "baseline_naive_run_cpu_s": round(naive_cpu, 4), "baseline_naive_run_peak_mb": round(naive_mb, 1),
+                "baseline_python_startup_cpu_s": round(startup_cpu, 4),
+                "baseline_python_startup_peak_mb": round(startup_mb, 1),
+            })
+    largest = max(rows, key=lambda r: r["steps"])
+    checks = {k: {"value": largest[k], "target": v, "ok": largest[k] <= v} for k, v in TARGETS.items()}
+    per_step = [r["file_mb"] / r["steps"] for r in rows]
+    return {"benchmark": "python-export", "python": sys.version.split()[0], "rows": rows,
+            "targets_at_steps": largest["steps"], "targets": checks,
+            "file_mb_per_step": [round(x, 5) for x in per_step]}
+
+
+def _verdict(value: float, limit: float | None) -> str:
+    return "" if limit is None else f" (target <= {limit:g}: {'OK' if value <= limit else 'MISS'})"
+
+
+def contract_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """run_all.py rows, per run length: costs (lower is better), ratio = replaykit / baseline."""
+    out: list[dict[str, Any]] = []
+    largest = max(r["steps"] for r in result["rows"])
+    for r in result["rows"]:
+        big = r["steps"] == largest
+        for what, mine, base, note, target in (
+            ("export (s)", r["export_s"], r["baseline_naive_export_s"], "vs a naive repr() exporter", "export_s"),
+            ("run.py CPU (s)", r["run_cpu_s"], r["baseline_naive_run_cpu_s"], "vs the naive script", "run_cpu_s"),
+            ("run.py peak (MB)", r["run_peak_mb"], r["baseline_python_startup_peak_mb"],
+             "vs python -c 'import json'", "run_peak_mb"),
+            ("file (MB)", r["file_mb"], r["baseline_naive_file_mb"], "vs the naive script", "file_mb"),
+        ):
+            limit = TARGETS[target] if big else None
+            out.append({"bench": f"python export {r['steps']} steps: {what}", "replaykit": mine, "baseline": base,
+                        "ratio": mine / base if base else None, "note": note + _verdict(mine, limit)})
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = bench(args.steps, args.repeat)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        print(json.dumps(contract_rows(result)))  # last line: the rows bench/run_all.py reads
+    else:
+        head = ("steps", "export s", "export CPU s", "file MB", "run CPU s", "peak MB", "naive exp s", "naive MB", "naive CPU s",
+                "naive MB peak", "py start CPU s")
+        print(" | ".join(head))
+        for r in result["rows"]:
+            print(" | ".join(str(r[k]) for k in (
+                "steps", "export_s", "export_cpu_s", "file_mb", "run_cpu_s", "run_peak_mb", "baseline_naive_export_s",
+                "baseline_naive_file_mb", "baseline_naive_run_cpu_s", "baseline_naive_run_peak_mb",
+                "baseline_python_startup_cpu_s")))
+        for name, check in result["targets"].items():
+            print(f"{name}: {check['value']} (target <= {check['target']}) {'ok' if check['ok'] else 'MISSED'}")
+    return 0 if all(c["ok"] for c in result["targets"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""``replaykit play RUN --engine hermes``: a fresh, real Hermes agent replays the run in its own process.
+
+The parent (this module) writes a spec and starts ``python -m replaykit.adapters.hermes.play_driver`` with
+the user's environment (``$HERMES_HOME`` included; Hermes reads it at import time, so it must be a new
+process). Inside, the driver registers ``llm_execution`` / ``tool_execution`` middleware in-process that
+ask the core ``ReplayCursor``: served steps return the recorded ChatCompletion / tool result without
+calling ``next_call`` (no request, no tool run); from the cut on ``next_call`` goes to ``--base-url`` and
+Hermes's real tools run, destructive ones only with ``--allow-destructive`` (the core guard decides).
+The new run is recorded by the cursor (lineage ``play``, engine ``hermes``); the replaykit recording
+plugin is disabled in that process so the session is not recorded twice.
+
+Hermes interpreter: ``options.extra["python"]``, else ``$REPLAYKIT_HERMES_PYTHON``, else this one.
+``options.extra``: ``env`` (variables added to the agent's environment), ``cwd``, ``toolsets`` (when the
+recording does not name them), ``timeout`` (seconds for the whole play, default 900).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from replaykit.core.cursor import Counters
+from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.play import PlayOptions, PlayResult
+from replaykit.core.run import Run
+
+ENGINE = "hermes"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _python(options: PlayOptions) -> str:
+    return str(options.extra.get("python") or os.environ.get("REPLAYKIT_HERMES_PYTHON") or sys.executable)
+
+
+def _check_hermes(python: str) -> None:
+    probe = subprocess.run([python, "-c", "import run_agent, hermes_cli"], capture_output=True, timeout=120,
+                           env={**os.environ, "REPLAYKIT_DISABLE": "1", "HERMES_SAFE_MODE": "1"})
+    if probe.returncode != 0:
+        raise MissingExtra("hermes", "hermes-agent")
+
+
+def _source_path(run: Run, options: PlayOptions, tmp: Path) -> Path:
+    if run.report is not None and run.report.path.is_file():
+        return run.report.path.resolve()
+    # An in-memory run: hand it to the driver as a file.
+    from replaykit.core.store import write_run_file
+
+    return write_run_file(tmp / "source.jsonl", run.header, list(run.events))
+
+
+def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
+    meta = run.meta
+    api_mode = str(meta.get("api_mode") or "chat_completions")
+    if api_mode != "chat_completions":
+        raise BadInput(f"--engine hermes replays chat_completions runs; run {run.run_id} used api mode {api_mode!r}")
+    toolsets = options.extra.get("toolsets") or meta.get("toolsets")
+    if not toolsets:
+        raise BadInput(f"run {run.run_id} does not name its Hermes toolsets; pass them in PlayOptions.extra['toolsets']")
+    return {
+        "source": str(source),
+        "store": str(Path(options.store.root).expanduser().resolve()),
+        "run_id": options.run_id,
+        "cut": options.cut,
+        "serve_only": options.serve_only,
+        "base_url": options.base_url,
+        "model": options.model,
+        "api_key_env": options.api_key_env,
+        "allow_destructive": options.allow_destructive,
+        "stale_timeout": options.stale_timeout,
+        "max_iterations": options.max_iterations,
+        "request_timeout": options.request_timeout,
+        "toolsets": list(toolsets),
+        "platform": str(meta.get("platform") or "cli"),
+    }
+
+
+def play(run: Run, options: PlayOptions) -> PlayResult:
+    options.safe_base_url()
+    options.api_key()  # fail early (one line) when the named variable is unset; the child reads it itself
+    python = _python(options)
+    _check_hermes(python)
+    with tempfile.TemporaryDirectory(prefix="replaykit-hermes-play-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        spec = build_spec(run, options, _source_path(run, options, tmp))
+        spec_path, out_path = tmp / "spec.json", tmp / "out.json"
+        spec_path.write_text(json.dumps(spec))
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in (options.extra.get("env") or {}).items()})
+        env["REPLAYKIT_DISABLE"] = "1"  # the recording plugin must not record the play a second time
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *[p for p in [env.get("PYTHONPATH")] if p]])
+        if options.stale_timeout:
+            env["HERMES_STREAM_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
+            env["HERMES_API_CALL_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
+        timeout = float(options.extra.get("timeout", 900))
+        proc = subprocess.run([python, "-m", "replaykit.adapters.hermes.play_driver", str(spec_path), str(out_path)],
+                              env=env, capture_output=True, text=True, timeout=timeout,
+                              cwd=options.extra.get("cwd") or os.getcwd(), stdin=subprocess.DEVNULL)
+        if not out_path.is_file():
+            tail = " ".join(proc.stderr.strip().splitlines()[-3:])[-400:]
+            raise ReplaykitError(f"the Hermes play process failed (exit {proc.returncode}): {tail}")
+        out = json.loads(out_path.read_text())
+    if out.get("error_kind") == "bad_input":
+        raise BadInput(out["error"])
+    result = PlayResult(run_id=out["run_id"], parent_run_id=run.run_id, engine=ENGINE, status=out["status"],
+                        cut=out["cut"], counters=Counters(**out["counters"]), final_answer=out.get("final_answer"),
+                        error=out.get("error"), steps=out.get("steps", 0), model=options.model)
+    if result.status == "failed" and out.get("error"):
+        raise ReplaykitError(f"play {result.run_id}: {out['error']}")
+    return result

@@ -1,0 +1,174 @@
+"""Post-filters on Presidio results: drop what is code, not a person; resolve overlaps.
+
+spaCy's small English model was trained on news, not on agent traces: it calls ``JIRA-4521`` a person,
+``os.path`` an organisation and ``get_user`` a place. These checks reject entities whose *shape* is
+that of an identifier, a path or a version, which real names and places never have.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import NamedTuple
+
+from ._secrets import PLACEHOLDER_REGEX, secret_entities
+
+
+class Span(NamedTuple):
+    start: int
+    end: int
+    entity: str
+    score: float
+
+
+_NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION", "NRP"})
+_SECRET_ENTITIES = frozenset(secret_entities())
+_PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
+# Characters that never occur in a person's or a place's name but are everywhere in code.
+_CODE_CHARS = re.compile(r"[0-9_/\\@#$%^&*()\[\]{}<>=+|`~:;\"]|\.\w|->|::")
+_CAMEL = re.compile(r"^[a-z]+[A-Z]")  # getUser, iPhone-style identifiers
+_ALL_CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
+# Unix times in seconds or milliseconds (2001..2033): bare digit runs that libphonenumber reads as
+# US numbers; a dialled number is written with separators or a "+".
+_UNIX_TIME = re.compile(r"1[0-9]{9}|1[0-9]{12}")
+
+# Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
+NER_STOPWORDS = frozenset(
+    """
+    assistant user system tool claude hermes gpt chatgpt openai anthropic gemini llama mistral qwen
+    deepseek copilot python rust java javascript typescript golang kotlin swift ruby perl bash zsh
+    linux ubuntu debian windows macos docker kubernetes git github gitlab bitbucket jira slack
+    postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
+    pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
+    readme todo fixme nan none null true false ok error warning info debug regex lambda
+    world there team all everyone everybody folks guys friends sir madam again both
+    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
+    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
+    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
+    main master develop origin head upstream stash rebase commit push pull checkout branch tag
+    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
+    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
+    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december today tomorrow yesterday
+    """.split()
+)
+
+
+def _looks_like_code(text: str) -> bool:
+    if _CODE_CHARS.search(text):
+        return True
+    words = text.split()
+    if any(_CAMEL.match(w) for w in words):
+        return True
+    if len(words) == 1 and _ALL_CAPS_WORD.match(words[0]):
+        return True
+    return False
+
+
+def _keep(text: str, span: Span) -> bool:
+    value = text[span.start : span.end]
+    if not value.strip():
+        return False
+    if _PLACEHOLDER.fullmatch(value.strip()):
+        return False
+    if span.entity in _NER_ENTITIES:
+        stripped = value.strip(" \t\n'\".,;:!?")
+        if len(stripped) < 2 or _looks_like_code(stripped):
+            return False
+        if stripped.lower() in NER_STOPWORDS or stripped.split()[0].lower() in NER_STOPWORDS:
+            return False
+        if not stripped[0].isupper():
+            return False
+        if span.entity == "PERSON" and _not_a_person(text, span, stripped):
+            return False
+    if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
+        return False
+    if span.entity == "IP_ADDRESS" and _is_non_personal_ip(value):
+        return False
+    return True
+
+
+# Words that make a capitalised phrase an organisation or a product, not a person ("created by Nous
+# Research", "powered by Google Cloud").
+_ORG_WORDS = frozenset(
+    """
+    research labs lab inc corp corporation company co ai systems technologies technology group foundation
+    university institute team services solutions software cloud bank ltd llc gmbh plc agent agents api
+    platform studio studios network networks project projects council committee department ministry
+    ci cd ide sdk os db
+    """.split()
+)
+_HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*$")
+
+
+def _not_a_person(text: str, span: Span, value: str) -> bool:
+    words = [w.strip(".,").lower() for w in value.split()]
+    if any(w in _ORG_WORDS for w in words):
+        return True
+    # A markdown heading's first word ("# Parallel tool calls") is not a name.
+    line_start = text.rfind("\n", 0, span.start) + 1
+    return len(words) == 1 and bool(_HEADING.match(text[line_start : span.start]))
+
+
+def _is_non_personal_ip(value: str) -> bool:
+    # ::1, 127.0.0.1 and 0.0.0.0 are in every config file and identify nobody.
+    try:
+        ip = ipaddress.ip_address(value.strip("[]"))
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
+def _priority(span: Span) -> tuple[int, int, float]:
+    # Secrets beat PII (a key that happens to contain a phone-like digit run is still a key); then
+    # longer spans beat the spans they contain; then the score.
+    return (1 if span.entity in _SECRET_ENTITIES else 0, span.end - span.start, span.score)
+
+
+def resolve_overlaps(spans: list[Span]) -> tuple[Span, ...]:
+    accepted: list[Span] = []
+    for span in sorted(spans, key=_priority, reverse=True):
+        if all(span.end <= a.start or span.start >= a.end for a in accepted):
+            accepted.append(span)
+    return tuple(sorted(accepted))
+
+
+def _trim(text: str, span: Span) -> Span:
+    # NER spans sometimes swallow trailing punctuation or a possessive; keep those out of the value so
+    # "Alice's" and "Alice" get the same placeholder.
+    start, end = span.start, span.end
+    while end > start and text[end - 1] in " \t\n.,;:!?'\")":
+        end -= 1
+    if text[start:end].endswith(("'s", "’s")) and span.entity in _NER_ENTITIES:
+        end -= 2
+    while start < end and text[start] in " \t\n'\"(":
+        start += 1
+    if span.entity == "PERSON":
+        # "Sorry John Smith" / "Dear Ann": the model often takes the sentence's first word along.
+        first, _, rest = text[start:end].partition(" ")
+        if rest and first.strip(",.:").lower() in _LEADING_NOT_NAME:
+            start += len(first) + 1
+            while start < end and text[start] == " ":
+                start += 1
+    return Span(start, end, span.entity, span.score)
+
+
+_LEADING_NOT_NAME = frozenset(
+    "sorry thanks thank hi hello hey dear welcome ok okay yes no please cc to from mr mrs ms dr prof "
+    "regards cheers ask call email tell ping assign".split()
+)
+
+
+def placeholder_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _PLACEHOLDER.finditer(text)] if "<" in text else []
+
+
+def filter_spans(text: str, spans: list[Span]) -> tuple[Span, ...]:
+    """Drop code-shaped NER hits and spans inside existing placeholders; make spans disjoint."""
+    kept = [_trim(text, s) if s.entity in _NER_ENTITIES else s for s in spans]
+    kept = [s for s in kept if s.end > s.start and _keep(text, s)]
+    protected = placeholder_spans(text)
+    if protected:
+        kept = [s for s in kept if all(s.end <= a or s.start >= b for a, b in protected)]
+    return resolve_overlaps(kept)

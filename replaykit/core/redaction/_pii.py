@@ -1,0 +1,182 @@
+"""Extra PII recognizers (pattern based, so they work in both modes) and the tuned built-in set.
+
+Presidio's built-ins are tuned for documents, not agent traces. In traces they fire on file names
+(``main.py`` is a URL: .py is Paraguay), on build numbers (US_DRIVER_LICENSE, US_BANK_NUMBER), on
+timestamps (UK_NHS has a mod-11 checksum that one 10-digit number in eleven passes), on versions and
+ports (DATE_TIME in NER mode). Those recognizers are not loaded at all; see ``BUILTIN_RECOGNIZERS``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# Presidio built-in recognizer class name -> kept? Only the ones with a checksum or a distinctive
+# shape survive in traces full of ids, hashes, versions and paths.
+BUILTIN_RECOGNIZERS: dict[str, bool] = {
+    "EmailRecognizer": True,
+    "PhoneRecognizer": True,  # replaced by a configured instance (more regions), see below
+    "CreditCardRecognizer": True,  # Luhn
+    "IbanRecognizer": True,  # mod-97
+    "IpRecognizer": True,  # validated by ipaddress
+    "UsSsnRecognizer": True,
+    "UsItinRecognizer": True,
+    "CryptoRecognizer": True,  # base58/bech32 checksum
+    "MacAddressRecognizer": True,
+    "UrlRecognizer": False,  # main.py, README.md, os.path.join are "URLs"; secrets in URLs are ours
+    "UuidRecognizer": False,  # UUIDs are ids in traces (tool call ids, run ids), never PII
+    "DateRecognizer": False,  # dates are not personal on their own and collide with versions
+    "UsLicenseRecognizer": False,  # matches any letter+digits token (v1, A1234567, a456)
+    "UsBankRecognizer": False,  # any 8-17 digit number: build ids, timestamps
+    "UsPassportRecognizer": False,  # any 9 digit number
+    "NhsRecognizer": False,  # any 10 digit number passing mod 11: unix timestamps
+    "MedicalLicenseRecognizer": False,  # two letters + 7 digits: order ids
+}
+
+# phonenumbers finds "+CC ..." numbers in any region; these regions add national formats.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU", "BR", "JP", "ES", "IT", "NL", "CA")
+
+_STREET_SUFFIX = (
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl|Square|Sq|"
+    r"Terrace|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Row|Gardens|Mews|Circle|Cir)"
+)
+_TAIL = (
+    r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[0-9A-Za-z-]{1,6})?"
+    r"(?:,\s*[A-Z][A-Za-z.'-]+(?:\s[A-Z][A-Za-z.'-]+){0,2}){0,2}"
+    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}))?"
+)
+ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
+    # 42 Elm Street, Springfield, IL 62704 / 221B Baker St, London NW1 6XE
+    ("street_number_first", r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]*\s+){1,4}" + _STREET_SUFFIX + r"\b\.?" + _TAIL, 0.7),
+    # Hauptstraße 5, 10115 Berlin / Kirchweg 12a
+    (
+        "germanic_street",
+        r"\b[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|laan|straat|gracht|vej|gatan)"
+        r"\s+\d{1,4}[a-z]?\b(?:,\s*\d{4,5}\s+[A-ZÄÖÜ][a-zäöüß]+)?",
+        0.7,
+    ),
+    # 12 rue de la Paix, 75002 Paris / 5, avenue Victor Hugo
+    (
+        "romance_number_first",
+        r"\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?:rue|avenue|boulevard|bd|place|allée|chemin|impasse|quai|cours)"
+        r"\s+(?:(?:de|du|des|la|le|l'|d')\s*)*[A-ZÉ][\w'-]+(?:\s[A-Z][\w'-]+){0,3}"
+        r"(?:,\s*\d{5}\s+[A-Z][\w-]+)?",
+        0.7,
+    ),
+    # Calle Mayor 10 / Via Roma 1 / Rua Augusta 274 (capitalised street word, name, then a number)
+    (
+        "romance_name_first",
+        r"\b(?:Rue|Avenue|Calle|Avenida|Via|Viale|Piazza|Rua|Plaza|Praça|Carrer|Paseo)\s+"
+        r"(?:(?:de|del|la|le|des|da|do|di|du|dos)\s+)*[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,3},?\s+\d{1,4}\b"
+        r"(?:,\s*\d{4,5}\s+[A-Z][\w-]+)?",
+        0.7,
+    ),
+)
+
+
+# Dates of birth and identity numbers introduced by their label (Presidio's DATE_TIME is off: dates on
+# their own are not personal, a date of birth is).
+LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
+    (
+        "DATE_OF_BIRTH",
+        "dob",
+        r"(?<=\b(?i:dob|d\.o\.b\.|date of birth|birth ?date|born(?: on)?)[\"']?\s*[:=]?\s*[\"']?)"
+        r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+\.?,?\s+\d{4}"
+        r"|[A-Z][a-z]+\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})",
+        0.8,
+    ),
+    (
+        "ID_NUMBER",
+        "labelled_id",
+        r"(?<=\b(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
+        r"tax id|nino|national insurance(?: number)?)[.:#\"']?\s*[:=#]?\s*[\"']?)"
+        r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,18}[A-Z0-9]\b",
+        0.8,
+    ),
+)
+
+_NAME_WORD = r"(?:[A-Z]['’])?[A-Z][a-zà-ÿ]+(?:[A-Z][a-zà-ÿ]+)?(?:-[A-Z]?[a-zà-ÿ]+)?"
+_PARTICLE = r"(?:(?:van|von|de|da|del|der|den|di|al|el|bin|ibn|le|la|dos|du)\s+)"
+# Names after words that introduce a person. High precision, so they run in both modes (pattern mode
+# then finds "Dear Maria," and "assign to Rajesh Kumar" without a model); NER finds the rest.
+NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
+    (
+        "name_after_cue",
+        r"(?<=\b(?:(?i:dear|hi|hello|hey|thanks|regards|sincerely|mr|mrs|ms|miss|mx|dr|prof)[.,:]?"
+        r"|to|by|with|from|cc|contact|customer:?|user|called|named|ask|asked|told|and|for|of)\s+)"
+        + _NAME_WORD + r"(?:\s+" + _PARTICLE + r"?" + _NAME_WORD + r"){1,2}\b",
+        0.6,
+    ),
+    ("greeting_first_name", r"(?<=\b(?i:dear|hi|hello|hey|thanks)\s+)" + _NAME_WORD + r"(?=\s*[,!])", 0.6),
+    ("signature", r"(?<=(?i:regards|sincerely|cheers|best|thanks),?\s*\n\s*)" + _NAME_WORD + r"(?:\s+" + _NAME_WORD + r")?\b", 0.6),
+)
+
+
+# Seven or more digits with only phone punctuation between them. libphonenumber's matcher costs about
+# 0.4 ms per region per text even when there is no number at all; this gate skips it for the large
+# majority of trace messages (code, prose, test output) that cannot hold a phone number.
+_PHONE_GATE = re.compile(r"(?:\d[\s().\-/]{0,3}){7,}")
+# ISO dates and clock times are everywhere in logs and listings and are never phone numbers: they are
+# blanked before the gate looks (the recognizer itself still sees the original text).
+_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
+
+
+def _may_hold_phone(text: str) -> bool:
+    if not _PHONE_GATE.search(text):
+        return False
+    return bool(_PHONE_GATE.search(_DATES.sub(" ", text)))
+
+
+def _gated_phone_recognizer(base: Any, gated: bool = True) -> Any:
+    if not gated:
+        return base(supported_regions=PHONE_REGIONS, leniency=1)
+
+    class GatedPhoneRecognizer(base):  # type: ignore[misc, valid-type]
+        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+            if not _may_hold_phone(text):
+                return []
+            return list(super().analyze(text, entities, nlp_artifacts))
+
+    return GatedPhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
+
+
+def _plain(cls: Any, **_ignored: Any) -> Any:
+    def make(*, hints: tuple[str, ...], **kwargs: Any) -> Any:
+        return cls(**kwargs)
+
+    return make
+
+
+def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
+    import regex
+    from presidio_analyzer import Pattern, PatternRecognizer
+    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
+
+    from ._secrets import gated_pattern_recognizer_class
+
+    gate_cls = gated_pattern_recognizer_class()
+    # every address pattern has a house number or postcode
+    address = (gate_cls if gated else _plain(PatternRecognizer, hints=tuple("0123456789")))(
+        hints=tuple("0123456789"),
+        supported_entity="STREET_ADDRESS",
+        name="replaykit_street_address",
+        patterns=[Pattern(n, r, s) for n, r, s in ADDRESS_PATTERNS],
+        global_regex_flags=regex.MULTILINE,  # case matters: "via the API" is not an address
+    )
+    names = PatternRecognizer(
+        supported_entity="PERSON",
+        name="replaykit_name_cues",
+        patterns=[Pattern(n, r, sc) for n, r, sc in NAME_PATTERNS],
+        global_regex_flags=regex.MULTILINE,
+    )
+    labelled = [
+        PatternRecognizer(
+            supported_entity=entity,
+            name=f"replaykit_{name}",
+            patterns=[Pattern(name, rx, sc)],
+            global_regex_flags=regex.MULTILINE,
+        )
+        for entity, name, rx, sc in LABELLED_PATTERNS
+    ]
+    phone = _gated_phone_recognizer(PhoneRecognizer, gated)
+    return [address, names, *labelled, phone]

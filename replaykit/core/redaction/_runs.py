@@ -1,0 +1,187 @@
+"""Whole-run and corpus redaction: in memory (``redact_run``), streamed file to file
+(``redact_trace_file``, bounded memory), and over many runs with every core (``redact_corpus``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replaykit.core.ir import Event, RunHeader
+from replaykit.core.store import RunWriter, iter_trace, new_run_id
+
+from ._engine import Mode
+from ._errors import RedactionError
+from ._ir import FingerprintFixer, redact_events, redact_header
+from ._redactor import Redactor
+
+if TYPE_CHECKING:
+    from replaykit.core.run import Run
+
+
+def _check_mode(mode: str) -> Mode:
+    if mode not in ("ner", "patterns"):
+        raise RedactionError(f"unknown redaction mode {mode!r} (expected ner or patterns)")
+    return mode  # type: ignore[return-value]
+
+
+def redact_run(
+    run: Run,
+    mode: str = "patterns",
+    *,
+    allow_list: Sequence[str] = (),
+    run_id: str | None = None,
+    redactor: Redactor | None = None,
+) -> Run:
+    """A redacted copy of ``run`` as a new Run (new id, lineage ``redaction``); ``run`` is untouched.
+
+    Pass one ``redactor`` for several runs that must share placeholders (a branch and its original).
+    """
+    from replaykit.core.run import Run
+
+    if redactor is None:
+        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+    fixer = FingerprintFixer()
+    events = [fixer(o, n) for o, n in zip(run.events, redact_events(run.events, redactor), strict=True)]
+    header = redact_header(run.header, redactor, new_run_id=run_id or new_run_id("redacted"), mode=mode)
+    return Run(header, events)
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    source_run_id: str
+    run_id: str
+    path: str
+    events: int
+    redactions: int
+    placeholders: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source_run_id": self.source_run_id,
+            "run_id": self.run_id,
+            "path": self.path,
+            "events": self.events,
+            "redactions": self.redactions,
+            "placeholders": self.placeholders,
+        }
+
+
+def iter_redacted(
+    src: Path, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None
+) -> tuple[RunHeader, Iterator[Event], Redactor]:
+    """Stream a trace file's redacted header and events (events are read lazily, window by window)."""
+    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+    lines = iter_trace(src)
+    header = next(lines)
+    assert isinstance(header, RunHeader)
+    new_header = redact_header(header, redactor, new_run_id=run_id or new_run_id("redacted"), mode=mode)
+
+    def events() -> Iterator[Event]:
+        fixer = FingerprintFixer()
+        originals: list[Event] = []
+
+        def source() -> Iterator[Event]:
+            for item in lines:
+                assert not isinstance(item, RunHeader)
+                originals.append(item)
+                yield item
+
+        for new in redact_events(source(), redactor):
+            yield fixer(originals.pop(0), new)
+
+    return new_header, events(), redactor
+
+
+def redact_trace_file(
+    src: Path,
+    dst: Path,
+    mode: str = "patterns",
+    *,
+    allow_list: Sequence[str] = (),
+    run_id: str | None = None,
+) -> RedactionResult:
+    """Redact the trace at ``src`` into a new trace file ``dst`` (must not exist), streaming."""
+    header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id)
+    if dst.exists():
+        raise RedactionError(f"refusing to overwrite {dst}")
+    if not dst.parent.exists():
+        dst.parent.mkdir(mode=0o700, parents=True)
+    count = 0
+    with RunWriter(dst, header) as writer:
+        for event in events:
+            writer.append(event)
+            count += 1
+    return RedactionResult(
+        source_run_id=header.lineage.parent_run_id if header.lineage else "",
+        run_id=header.run_id,
+        path=str(dst),
+        events=count,
+        redactions=redactor.redactions,
+        placeholders=redactor.mapping.counts(),
+    )
+
+
+def _redact_into_store(job: tuple[str, str, str, tuple[str, ...]]) -> RedactionResult:
+    src, store_root, mode, allow = job
+    from replaykit.core.store import RunStore
+
+    store = RunStore(store_root)
+    store.ensure()
+    rid = new_run_id("redacted")
+    return redact_trace_file(Path(src), store.path_for(rid), mode, allow_list=allow, run_id=rid)
+
+
+def redact_corpus(
+    sources: Sequence[Path],
+    store_root: str | os.PathLike[str],
+    mode: str = "patterns",
+    *,
+    allow_list: Sequence[str] = (),
+    workers: int | None = None,
+    progress: bool | None = None,
+) -> list[RedactionResult]:
+    """Redact many trace files into the store, one process per core (each loads its own engine)."""
+    _check_mode(mode)
+    jobs = [(str(p), str(store_root), mode, tuple(allow_list)) for p in sources]
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    show = sys.stderr.isatty() if progress is None else progress
+    results: list[RedactionResult | None] = [None] * len(jobs)
+    with _progress(show, len(jobs), "redacting") as advance:
+        if workers == 1:
+            for i, job in enumerate(jobs):
+                results[i] = _redact_into_store(job)
+                advance()
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(_redact_into_store, job): i for i, job in enumerate(jobs)}
+                for fut in as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    advance()
+    return [r for r in results if r is not None]
+
+
+class _progress:
+    """A rich progress bar on a terminal; nothing otherwise (the product rule for long work)."""
+
+    def __init__(self, show: bool, total: int, label: str) -> None:
+        self.show, self.total, self.label = show, total, label
+        self._bar: Any = None
+
+    def __enter__(self) -> Any:
+        if not self.show:
+            return lambda: None
+        from rich.progress import Progress
+
+        self._bar = Progress(transient=True)
+        self._bar.start()
+        task = self._bar.add_task(self.label, total=self.total)
+        return lambda: self._bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,634 @@
+"""The LangGraph runtime of a recorded run: a model node, a ToolNode and the loop between them.
+
+This module imports only the standard library, ``langchain_core`` and ``langgraph`` and nothing from
+replaykit: ``replaykit.exporters.langgraph_source`` embeds its source verbatim into the generated
+module, so the in-memory graph (``replaykit.exporters.langgraph_graph``) and the exported file run the
+very same code. Everything replaykit-specific (the live provider, the destructive-tool guard, real tool
+implementations) is plugged in through the ``live_model`` and ``live_tool`` hooks.
+
+Data are plain JSON: ``header`` and ``events`` are trace lines (``model_dump(mode="json",
+exclude_none=True)`` of the IR), messages are IR message dicts (``{"role", "parts": [...]}``).
+
+How the model node decides what to answer:
+
+- every LangChain message the graph creates carries ``additional_kwargs["replaykit"]`` with its IR
+  message, its provenance and (for served answers) the index of the recorded LLM call. A message whose
+  visible fields no longer agree with that IR (someone edited it) counts as edited;
+- while the state holds only recorded content, the node serves the next recorded LLM call; when the
+  recorded request differs from the state (the harness injected or compressed messages), the state is
+  replaced by the recorded request first, so the result equals the record;
+- once the state holds edited or live content, the node serves a recorded call only if its request
+  equals the state exactly; otherwise it calls ``live_model`` (or raises ``ReplayDesync`` when there
+  is none);
+- after the record ends: in pure replay the graph stops; in live mode a synthetic end-of-turn answer.
+
+Message ids are positional (``rk-<position>``), so a replay is deterministic and an edit can replace a
+message by reusing its id (``add_messages`` replaces by id).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.tools import StructuredTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
+from langgraph.prebuilt import ToolNode, tools_condition
+
+STASH = "replaykit"
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+PURE = frozenset({"recorded", "served"})
+
+JSON = dict[str, Any]
+LiveModel = Callable[[list[JSON], list[JSON]], JSON]  # (messages, tool specs) -> LLMResponse dict
+LiveTool = Callable[[str, Any, str], tuple[str, str]]  # (name, args, call_id) -> (content, status)
+
+
+class ReplayDesync(RuntimeError):
+    """The state no longer matches the record and there is no live model to continue with."""
+
+
+class MessagesState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def message_id(position: int) -> str:
+    return f"rk-{position}"
+
+
+# ------------------------------------------------------------------------------ IR <-> LangChain
+
+
+def _text(message: JSON) -> str:
+    return "".join(p.get("text", "") for p in message.get("parts", ()) if p.get("type") == "text")
+
+
+def lc_args(arguments: Any) -> JSON:
+    """LangChain tool calls need dict arguments; anything else travels as ``{}`` (the IR keeps it)."""
+    return arguments if isinstance(arguments, dict) else {}
+
+
+def ir_to_lc(message: JSON, mid: str, provenance: str = "recorded", llm_index: int | None = None,
+             step: int | None = None) -> BaseMessage:
+    """A LangChain message for an IR message, carrying the IR itself so the round trip is exact."""
+    stash: JSON = {"ir": message, "provenance": provenance}
+    if llm_index is not None:
+        stash["llm_index"] = llm_index
+    if step is not None:
+        stash["step"] = step
+    extra = {STASH: stash}
+    role = message.get("role")
+    if role in ("system", "developer"):
+        return SystemMessage(content=_text(message), id=mid, additional_kwargs=extra)
+    if role == "user":
+        return HumanMessage(content=_text(message), id=mid, additional_kwargs=extra)
+    if role == "assistant":
+        calls = [
+            {"name": p["name"], "args": lc_args(p.get("arguments")), "id": p["id"], "type": "tool_call"}
+            for p in message.get("parts", ())
+            if p.get("type") == "tool_call"
+        ]
+        return AIMessage(content=_text(message), id=mid, tool_calls=calls, additional_kwargs=extra)
+    results = [p for p in message.get("parts", ()) if p.get("type") == "tool_result"]
+    first = results[0] if results else {"tool_call_id": "", "content": ""}
+    return ToolMessage(
+        content=first.get("content", ""), tool_call_id=first.get("tool_call_id", ""), name=first.get("name"),
+        status="error" if first.get("is_error") else "success", id=mid, additional_kwargs=extra,
+    )
+
+
+def _view(message: BaseMessage) -> tuple[Any, ...]:
+    """The fields of a LangChain message an edit can change."""
+    calls = [(c["id"], c["name"], canonical(c["args"])) for c in getattr(message, "tool_calls", None) or ()]
+    return (message.type, canonical(message.content), calls, getattr(message, "tool_call_id", None),
+            getattr(message, "status", None))
+
+
+# Verified messages by object identity: the model node checks the whole state on every call, and
+# re-verifying unchanged messages would make a long replay quadratic. The key includes the identity of
+# the fields an edit replaces, so a message changed in place is verified again.
+_VERIFIED: dict[tuple[int, int, int, int, int], tuple[BaseMessage, JSON | None]] = {}
+_VERIFIED_MAX = 200_000
+
+
+def stash_of(message: BaseMessage) -> JSON | None:
+    """The stash of a message whose visible fields still agree with its IR, else None."""
+    key = (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
+           id(getattr(message, "status", None)), id(message.additional_kwargs))
+    hit = _VERIFIED.get(key)
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    stash = message.additional_kwargs.get(STASH)
+    if not isinstance(stash, dict) or "ir" not in stash or _view(ir_to_lc(stash["ir"], "x")) != _view(message):
+        stash = None
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        _VERIFIED.clear()
+    _VERIFIED[key] = (message, stash)
+    return stash
+
+
+def provenance_of(message: BaseMessage) -> str:
+    stash = stash_of(message)
+    return "edited" if stash is None else str(stash.get("provenance", "recorded"))
+
+
+def lc_to_ir(message: BaseMessage) -> JSON:
+    """The IR message of a LangChain message (exact when it still carries a consistent stash)."""
+    stash = stash_of(message)
+    if stash is not None:
+        ir: JSON = stash["ir"]
+        return ir
+    content = message.content if isinstance(message.content, str) else canonical(message.content)
+    if isinstance(message, AIMessage):
+        parts: list[JSON] = [{"type": "text", "text": content}] if content else []
+        parts += [{"type": "tool_call", "id": c["id"], "name": c["name"], "arguments": c["args"]}
+                  for c in message.tool_calls]
+        return {"role": "assistant", "parts": parts}
+    if isinstance(message, ToolMessage):
+        part: JSON = {"type": "tool_result", "tool_call_id": message.tool_call_id, "content": content,
+                      "is_error": message.status == "error"}
+        if message.name is not None:
+            part["name"] = message.name
+        return {"role": "tool", "parts": [part]}
+    role = "system" if isinstance(message, SystemMessage) else "user"
+    return {"role": role, "parts": [{"type": "text", "text": content}]}
+
+
+# ------------------------------------------------------------------------------------ the record
+
+
+def resolve_messages(event: JSON, requests: dict[str, JSON]) -> list[JSON]:
+    """A request's full message list, rebuilt from its delta chain (iterative: long runs)."""
+    chain: list[JSON] = []
+    cursor: JSON | None = event
+    while cursor is not None:
+        context = cursor["request"].get("context", {})
+        chain.append(context)
+        base = context.get("base")
+        cursor = requests.get(base) if base is not None else None
+        if base is not None and cursor is None:
+            raise ValueError(f"unknown request base {base!r}")
+    messages: list[JSON] = []
+    for context in reversed(chain):
+        keep = int(context.get("keep", 0)) if context.get("base") is not None else 0
+        messages = messages[:keep] + list(context.get("append", ()))
+    return messages
+
+
+def tool_message(event: JSON) -> JSON:
+    """The tool-role IR message of a recorded tool call event (as ``Run.conversation`` builds it)."""
+    part: JSON = {"type": "tool_result", "tool_call_id": event["call_id"]}
+    if event.get("name") is not None:
+        part["name"] = event["name"]
+    part["content"] = event.get("result") or ""
+    part["is_error"] = event.get("status") == "error"
+    return {"role": "tool", "parts": [part]}
+
+
+class Record:
+    """Lookups over a recorded run: its LLM calls with full requests, its tool calls, its tools."""
+
+    def __init__(self, header: JSON, events: Sequence[JSON]) -> None:
+        self.header = header
+        self.events = list(events)
+        requests: dict[str, JSON] = {}
+        tool_sets: dict[str, list[JSON]] = {}
+        self.llm: list[JSON] = []
+        self.requests: list[list[JSON]] = []
+        self.tools_of: list[list[JSON]] = []
+        self.step_of: dict[str, int] = {}
+        self.tool_calls: list[JSON] = []
+        asked: dict[str, str] = {}  # tool call id -> id of the latest LLM call that asked for it
+        self._owner: dict[str, str] = {}  # tool event id -> asking LLM call event id
+        for event in self.events:
+            kind = event.get("kind")
+            if kind == "tools":
+                tool_sets[event["hash"]] = event["tools"]
+            if kind in ("llm_call", "error") and event.get("request") is not None:
+                requests[event["id"]] = event
+            if kind in ("llm_call", "tool_call"):
+                self.step_of[event["id"]] = len(self.step_of)
+            if kind == "llm_call":
+                for part in event["response"]["message"].get("parts", ()):
+                    if part.get("type") == "tool_call":
+                        asked[part["id"]] = event["id"]
+                self.llm.append(event)
+                self.requests.append(resolve_messages(event, requests))
+                self.tools_of.append(tool_sets.get(event["request"].get("tools_ref") or "", []))
+            elif kind == "tool_call":
+                self.tool_calls.append(event)
+                owner_id = event.get("llm_call_id") or asked.get(event["call_id"])
+                if owner_id is not None:
+                    self._owner[event["id"]] = owner_id
+        self.llm_index = {e["id"]: i for i, e in enumerate(self.llm)}
+        # Requests by length: candidates for an exact match are compared with == (no re-encoding).
+        self._by_length: dict[int, list[int]] = {}
+        for i, request in enumerate(self.requests):
+            self._by_length.setdefault(len(request), []).append(i)
+        # Tool results by the recorded LLM call that asked for them, then by call id.
+        self._tool_by_call: dict[tuple[int | None, str], JSON] = {}
+        self._tool_by_key: dict[tuple[str, str], JSON] = {}
+        for event in self.tool_calls:
+            owner = self.llm_index.get(self._owner.get(event["id"], ""))
+            self._tool_by_call.setdefault((owner, event["call_id"]), event)
+            self._tool_by_call.setdefault((None, event["call_id"]), event)
+            self._tool_by_key.setdefault((event["name"], canonical(lc_args(event.get("arguments")))), event)
+        self.tool_specs = self._all_tools(tool_sets)
+
+    def _all_tools(self, tool_sets: dict[str, list[JSON]]) -> list[JSON]:
+        """Every tool the run declared or called, by name (first declaration wins), in first-seen order."""
+        specs: dict[str, JSON] = {}
+        for tools in tool_sets.values():
+            for spec in tools:
+                specs.setdefault(spec["name"], spec)
+        for event in self.llm:
+            for part in event["response"]["message"].get("parts", ()):
+                if part.get("type") == "tool_call":
+                    specs.setdefault(part["name"], {"name": part["name"]})
+        for event in self.tool_calls:
+            specs.setdefault(event["name"], {"name": event["name"]})
+        return list(specs.values())
+
+    def match_request(self, messages: list[JSON]) -> int | None:
+        for index in self._by_length.get(len(messages), ()):
+            if self.requests[index] == messages:
+                return index
+        return None
+
+    def recorded_tool(self, llm_index: int | None, call_id: str, name: str, args: JSON) -> JSON | None:
+        """The recorded tool event for this exact call (same asking LLM call, id, name and arguments)."""
+        event = self._tool_by_call.get((llm_index, call_id))
+        if event is None or event["name"] != name or canonical(lc_args(event.get("arguments"))) != canonical(args):
+            return None
+        return event
+
+    def tool_by_arguments(self, name: str, args: JSON) -> JSON | None:
+        return self._tool_by_key.get((name, canonical(args)))
+
+    def conversation(self) -> list[JSON]:
+        """The run's conversation: the last request, its answer, later tool results and user turns."""
+        if not self.llm:
+            return [e["message"] for e in self.events if e.get("kind") == "turn_start"]
+        last = self.llm[-1]
+        messages = [*self.requests[-1], last["response"]["message"]]
+        after = False
+        for event in self.events:
+            if event is last:
+                after = True
+            elif after and event.get("kind") == "tool_call" and event.get("result") is not None:
+                messages.append(tool_message(event))
+            elif after and event.get("kind") == "turn_start":
+                messages.append(event["message"])
+        return messages
+
+
+# ------------------------------------------------------------------------------------ the log
+
+
+class ReplayLog:
+    """What the graph did, step by step (thread-safe: the ToolNode runs tools in parallel)."""
+
+    def __init__(self) -> None:
+        self.entries: list[JSON] = []
+        self._lock = threading.Lock()
+
+    def add(self, entry: JSON) -> None:
+        with self._lock:
+            self.entries.append(entry)
+
+    def counters(self) -> JSON:
+        llm = [e for e in self.entries if e["kind"] == "llm"]
+        tools = [e for e in self.entries if e["kind"] == "tool"]
+        return {
+            "provider_calls": sum(1 for e in llm if e["provenance"] in ("live", "desync")),
+            "tool_executions": sum(1 for e in tools if e["provenance"] in ("live", "desync")),
+            "served_llm_steps": sum(1 for e in llm if e["provenance"] == "served"),
+            "served_tool_steps": sum(1 for e in tools if e["provenance"] == "served"),
+            "synthetic_steps": sum(1 for e in self.entries if e["provenance"] == "synthetic"),
+        }
+
+
+# ------------------------------------------------------------------------------------ the nodes
+
+
+def _stamp(message: JSON, position: int, provenance: str, llm_index: int | None = None,
+           step: int | None = None) -> BaseMessage:
+    return ir_to_lc(message, message_id(position), provenance, llm_index, step)
+
+
+class ModelNode:
+    """The graph's model: serves recorded answers, falls back to ``live_model`` (see module doc)."""
+
+    def __init__(self, record: Record, log: ReplayLog, live_model: LiveModel | None = None) -> None:
+        self.record = record
+        self.log = log
+        self.live_model = live_model
+        self._checked: list[tuple[BaseMessage, JSON | None]] = []
+
+    def _stashes(self, messages: Sequence[BaseMessage]) -> list[JSON | None]:
+        """``stash_of`` of every message, re-checking only those not seen at the same place last time."""
+        checked = self._checked
+        same = 0
+        limit = min(len(checked), len(messages))
+        while same < limit and checked[same][0] is messages[same]:
+            same += 1
+        self._checked = checked = checked[:same] + [(m, stash_of(m)) for m in messages[same:]]
+        return [stash for _, stash in checked]
+
+    def __call__(self, state: MessagesState) -> JSON:
+        messages = state["messages"]
+        stashes = self._stashes(messages)
+        pure = all(s is not None and s.get("provenance") in PURE for s in stashes)
+        if pure:
+            return self._serve_next(messages, stashes)
+        current = [lc_to_ir(m) for m in messages]
+        index = self.record.match_request(current)
+        if index is not None:
+            return self._serve(index, current, len(messages), replace=False)
+        return self._live(current, len(messages), "the state differs from every recorded request")
+
+    def _serve_next(self, messages: Sequence[BaseMessage], stashes: list[JSON | None]) -> JSON:
+        last = max((s["llm_index"] for s in stashes if s is not None and "llm_index" in s), default=-1)
+        index = last + 1
+        current = [s["ir"] for s in stashes if s is not None]
+        if index >= len(self.record.llm):
+            if self.live_model is not None:
+                return self._synthetic(current, len(messages))
+            # Pure replay: the record ended, so does the graph, on the recorded conversation (parallel
+            # tool results in recorded order, which may differ from the order the model asked).
+            final = self.record.conversation()
+            if final == current or sorted(map(canonical, final)) != sorted(map(canonical, current)):
+                return {"messages": []}
+            pool: dict[str, list[JSON]] = {}
+            for stash in stashes:
+                assert stash is not None
+                pool.setdefault(canonical(stash["ir"]), []).append(stash)
+            out: list[Any] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+            for i, message in enumerate(final):
+                old = pool[canonical(message)].pop(0)
+                out.append(_stamp(message, i, old["provenance"], old.get("llm_index"), old.get("step")))
+            return {"messages": out}
+        request = self.record.requests[index]
+        prefix = request[: len(current)] == current
+        return self._serve(index, current, len(messages), replace=not prefix)
+
+    def _serve(self, index: int, current: list[JSON], position: int, *, replace: bool) -> JSON:
+        request = self.record.requests[index]
+        event = self.record.llm[index]
+        out: list[Any] = []
+        if replace:
+            # The harness rewrote the context (compression, injected notes): adopt the recorded request.
+            out = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
+            out += [_stamp(m, i, "recorded") for i, m in enumerate(request)]
+            position = len(request)
+        else:
+            out += [_stamp(m, position + i, "recorded") for i, m in enumerate(request[len(current):])]
+            position = len(request)
+        out.append(_stamp(event["response"]["message"], position, "served", index, self.record.step_of[event["id"]]))
+        self.log.add({"kind": "llm", "provenance": "served", "llm_index": index, "step": self.record.step_of[event["id"]],
+                      "request": request, "response": event["response"]})
+        return {"messages": out}
+
+    def _live(self, current: list[JSON], position: int, reason: str) -> JSON:
+        if self.live_model is None:
+            raise ReplayDesync(f"cannot continue offline: {reason} and no live model is configured")
+        tools = self.record.tool_specs
+        started = time.perf_counter()
+        response = self.live_model(current, tools)
+        duration = time.perf_counter() - started
+        self.log.add({"kind": "llm", "provenance": "live", "llm_index": None, "step": None, "request": current,
+                      "response": response, "tools": tools, "duration": duration})
+        return {"messages": [_stamp(response["message"], position, "live")]}
+
+    def _synthetic(self, current: list[JSON], position: int) -> JSON:
+        message: JSON = {"role": "assistant", "parts": []}
+        response: JSON = {"message": message, "finish_reason": "stop"}
+        self.log.add({"kind": "llm", "provenance": "synthetic", "llm_index": None, "step": None,
+                      "request": current, "response": response,
+                      "reason": "the model asked for another completion after the record ended"})
+        return {"messages": [_stamp(response["message"], position, "synthetic")]}
+
+
+_CURRENT_CALL: contextvars.ContextVar[JSON] = contextvars.ContextVar("replaykit_tool_call")
+
+
+class ToolRouter:
+    """Answers tool calls: recorded results where the record holds this call, else ``live_tool``."""
+
+    def __init__(self, record: Record, log: ReplayLog, live_tool: LiveTool | None = None) -> None:
+        self.record = record
+        self.log = log
+        self.live_tool = live_tool
+
+    def answer(self, name: str, args: JSON) -> str:
+        """The body of every recorded tool function (runs inside ``wrap``, which set the call)."""
+        call = _CURRENT_CALL.get(None)
+        if call is None:  # called outside the graph: serve by arguments
+            event = self.record.tool_by_arguments(name, args)
+            if event is None:
+                raise ReplayDesync(f"tool {name!r}: no recorded call with these arguments")
+            return str(event.get("result") or "")
+        event = None
+        if call["asker_provenance"] in PURE or call["asker_provenance"] == "edited":
+            event = self.record.recorded_tool(call["llm_index"], call["id"], name, args)
+        elif call["asker_provenance"] == "live":
+            event = self.record.tool_by_arguments(name, args)
+        if event is not None:
+            call["outcome"] = ("served", event)
+            return str(event.get("result") or "")
+        if self.live_tool is None:
+            raise ReplayDesync(f"tool {name!r} (call {call['id']}): not in the record and no live tool is configured")
+        started = time.perf_counter()
+        content, status = self.live_tool(name, args, call["id"])
+        call["outcome"] = ("live", {"status": status, "duration": time.perf_counter() - started})
+        return content
+
+    def wrap(self, request: Any, execute: Callable[[Any], Any]) -> Any:
+        """ToolNode interceptor: tells the tool which call it answers, then fixes the message id."""
+        tool_call = request.tool_call
+        messages = request.state["messages"] if isinstance(request.state, dict) else request.state.messages
+        asker = next(m for m in reversed(messages) if isinstance(m, AIMessage))
+        stash = stash_of(asker)
+        offset = [c["id"] for c in asker.tool_calls].index(tool_call["id"])
+        position = len(messages) + offset
+        call: JSON = {"id": tool_call["id"], "llm_index": stash.get("llm_index") if stash else None,
+                      "asker_provenance": provenance_of(asker), "outcome": None}
+        token = _CURRENT_CALL.set(call)
+        try:
+            result = execute(request)
+        finally:
+            _CURRENT_CALL.reset(token)
+        if not isinstance(result, ToolMessage):
+            return result
+        provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok"})
+        status = detail.get("status", "ok")
+        if provenance == "served":
+            ir = tool_message(detail)
+        else:
+            ir = lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
+            ir["parts"][0]["is_error"] = status == "error"
+        entry: JSON = {"kind": "tool", "provenance": provenance, "call_id": tool_call["id"],
+                       "name": tool_call["name"], "arguments": tool_call["args"], "offset": offset,
+                       "result": ir["parts"][0].get("content", ""), "status": status,
+                       "step": self.record.step_of.get(detail["id"]) if provenance == "served" else None,
+                       "duration": detail.get("duration")}
+        self.log.add(entry)
+        return _stamp(ir, position, provenance, step=entry["step"])
+
+
+# ------------------------------------------------------------------------------------ the graph
+
+
+def recorded_tool_function(router: ToolRouter, name: str) -> Callable[..., str]:
+    def tool(**arguments: Any) -> str:
+        return router.answer(name, arguments)
+
+    return tool
+
+
+def make_tools(specs: Sequence[JSON], functions: Sequence[Callable[..., Any]]) -> list[StructuredTool]:
+    """StructuredTools whose argument schemas are the recorded JSON schemas."""
+    tools = []
+    for spec, function in zip(specs, functions, strict=True):
+        schema = spec.get("parameters") or {"type": "object", "properties": {}}
+        tools.append(StructuredTool.from_function(
+            function, name=spec["name"], description=spec.get("description") or spec["name"], args_schema=schema,
+        ))
+    return tools
+
+
+def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolRouter, *,
+                checkpointer: Any = None) -> Any:
+    """model -> (tools_condition) -> tools -> model, over a messages state."""
+    graph = StateGraph(MessagesState)
+    graph.add_node(MODEL_NODE, model)
+    graph.add_edge(START, MODEL_NODE)
+    if tools:
+        graph.add_node(TOOLS_NODE, ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True))
+        graph.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
+        graph.add_edge(TOOLS_NODE, MODEL_NODE)
+    else:
+        graph.add_edge(MODEL_NODE, END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+def turn_input(record: Record, index: int, state: list[JSON],
+               stashes: Sequence[JSON | None] | None = None) -> list[Any]:
+    """What to send the graph to start recorded LLM call ``index`` from ``state``."""
+    request = record.requests[index]
+    if request[: len(state)] == state:
+        return [_stamp(m, len(state) + i, "recorded") for i, m in enumerate(request[len(state):])]
+    if len(request) >= len(state) and [_without_details(m) for m in request[: len(state)]] == [
+        _without_details(m) for m in state
+    ]:
+        # The same conversation; the record's copies carry wire details (provider_details, e.g. how the
+        # content was shaped on the wire). Adopt them: same positional ids, so add_messages replaces;
+        # each kept message keeps its provenance and its place in the record (llm_index, step).
+        out: list[Any] = []
+        for i, m in enumerate(request):
+            old = stashes[i] if stashes is not None and i < len(stashes) else None
+            if old is None:
+                out.append(_stamp(m, i, "recorded"))
+            else:
+                out.append(_stamp(m, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
+        return out
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(_stamp(m, i, "recorded") for i, m in enumerate(request))]
+
+
+def _without_details(message: JSON) -> JSON:
+    """A message without its provider_details (on the message and its parts)."""
+    out = {k: v for k, v in message.items() if k != "provider_details"}
+    parts = out.get("parts")
+    if isinstance(parts, list):
+        out["parts"] = [
+            {k: v for k, v in p.items() if k != "provider_details"} if isinstance(p, dict) else p for p in parts
+        ]
+    return out
+
+
+def next_recorded_call(messages: Sequence[BaseMessage]) -> int:
+    for message in reversed(messages):
+        stash = stash_of(message)
+        if stash is not None and "llm_index" in stash:
+            return int(stash["llm_index"]) + 1
+    return 0
+
+
+def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync") -> Any:
+    """``graph.invoke``; ``durability`` only with a checkpointer (langgraph rejects it otherwise)."""
+    if getattr(graph, "checkpointer", None) is None:
+        return graph.invoke(value, config)
+    return graph.invoke(value, config, durability=durability)
+
+
+def drive(graph: Any, record: Record, config: JSON | None = None, *, durability: str = "sync") -> list[BaseMessage]:
+    """Replay the record through the graph, one ``invoke`` per user turn; the final messages. Once the
+    graph leaves the record (a real tool, a live model), later recorded user turns are still sent."""
+    messages: list[BaseMessage] = []
+    index = 0
+    while index < len(record.llm):
+        state = [lc_to_ir(m) for m in messages]
+        new = turn_input(record, index, state, [stash_of(m) for m in messages])
+        if getattr(graph, "checkpointer", None) is None:
+            # No checkpointer: the graph keeps no state between invokes; replace by id, append the rest.
+            merged = list(messages)
+            position = {m.id: i for i, m in enumerate(merged)}
+            for item in new:
+                if isinstance(item, RemoveMessage):
+                    merged, position = [item], {}
+                elif item.id in position:
+                    merged[position[item.id]] = item
+                else:
+                    position[item.id] = len(merged)
+                    merged.append(item)
+            new = merged
+        result = invoke(graph, {"messages": new}, config, durability)
+        messages = result["messages"]
+        if any(provenance_of(m) not in PURE for m in messages):
+            return continue_turns(graph, record, messages, config, durability=durability)
+        following = next_recorded_call(messages)
+        if following <= index:
+            raise ReplayDesync(f"the graph made no progress at recorded LLM call {index}")
+        index = following
+    return messages
+
+
+def continue_turns(graph: Any, record: Record, messages: list[BaseMessage], config: JSON | None = None, *,
+                   durability: str = "sync") -> list[BaseMessage]:
+    """After the graph left the record, send the record's later user turns as the user sent them."""
+    start = next_recorded_call(messages)
+    for index in range(max(start, 1), len(record.llm)):
+        request = record.requests[index]
+        asked_tools = any(p.get("type") == "tool_call"
+                          for p in record.llm[index - 1]["response"]["message"].get("parts", ()))
+        if asked_tools or not request or request[-1].get("role") != "user":
+            continue  # not the start of a new user turn
+        trailing: list[JSON] = []
+        for message in reversed(request):
+            if message.get("role") != "user":
+                break
+            trailing.insert(0, message)
+        new: list[Any] = [_stamp(m, len(messages) + i, "recorded") for i, m in enumerate(trailing)]
+        if getattr(graph, "checkpointer", None) is None:
+            new = [*messages, *new]
+        messages = invoke(graph, {"messages": new}, config, durability)["messages"]
+    return messages

@@ -1,0 +1,1 @@
+"""Template of the standalone replay script (see script.py)."""

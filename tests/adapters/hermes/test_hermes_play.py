@@ -1,0 +1,185 @@
+"""--engine hermes: a fresh real Hermes agent replays a recorded Hermes run through replaykit middleware.
+
+Recorded first with the real agent (file + todo toolsets) against the scripted server; then played
+with the cursor: fully served (0 requests, the real write_file handler never runs), and branched then
+continued live (requests only from the cut; destructive calls dry-run unless allowed)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from replaykit.core.branch import branch
+from replaykit.core.diff import diff_runs
+from replaykit.core.ir import Provenance
+from replaykit.core.play import PlayOptions
+from replaykit.core.run import Run
+from replaykit.core.store import RunStore
+from replaykit.testing.hermes_harness import HermesSandbox
+from replaykit.testing.scripted_server import ScriptedServer, ToolCall, sequence_policy
+from tests.adapters.hermes.helpers import only_run
+
+pytestmark = pytest.mark.hermes
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[HermesSandbox, Run, Path]:
+    root = tmp_path_factory.mktemp("hermes-play")
+    sandbox = HermesSandbox(root, plugin="entrypoint")
+    canary = sandbox.cwd / "canary.txt"
+    policy = sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "written by the recording"}),
+        ToolCall("todo", {"todos": [{"id": "1", "content": "check the canary", "status": "completed"}]}),
+    ], "Wrote the canary and updated the todo list.")
+    with ScriptedServer(policy) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "toolsets": ["file", "todo"], "echo_tool": False,
+                           "turns": ["Write the canary file, then update the todo list."]})
+    run = only_run(sandbox.store)
+    assert canary.read_text() == "written by the recording"  # the real handler ran while recording
+    return sandbox, run, canary
+
+
+def _options(sandbox: HermesSandbox, base_url: str, **kw: object) -> PlayOptions:
+    return PlayOptions(base_url=base_url, model="candidate", store=RunStore(sandbox.store),
+                       extra={"env": sandbox.env, "cwd": str(sandbox.cwd), "timeout": 300}, **kw)  # type: ignore[arg-type]
+
+
+def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    from replaykit.adapters.hermes.play import play
+
+    sandbox, run, canary = recorded
+    canary.unlink()
+    trace = sandbox.store / f"{run.run_id}.jsonl"
+    before = hashlib.sha256(trace.read_bytes()).hexdigest()
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, serve_only=True))
+        # No LLM request at all; Hermes itself only probes model metadata (GET) at start-up.
+        assert srv.llm_requests == []
+        assert all(r.method == "GET" and r.body is None for r in srv.requests), [r.path for r in srv.requests]
+    assert not canary.exists()  # the real write_file handler never ran
+    assert hashlib.sha256(trace.read_bytes()).hexdigest() == before
+    counters = result.counters
+    assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
+    assert counters.served_llm_steps == 3 and counters.served_tool_steps == 2
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert new.header.lineage.relation == "play" and new.header.lineage.engine == "hermes"
+    assert [s.event.provenance for s in new.steps] == [Provenance.SERVED] * 5
+    assert new.final_answer == run.final_answer
+    assert diff_runs(run, new).equal
+
+
+def test_branch_then_live_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    from replaykit.adapters.hermes.play import play
+
+    sandbox, run, canary = recorded
+    canary.unlink(missing_ok=True)
+    store = RunStore(sandbox.store)
+    child = branch(store, run, 1, result='{"bytes_written": 0, "error": "disk full"}')
+    # The policy counts tool results since the user spoke: the served prefix already holds one.
+    with ScriptedServer(sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "first"}),
+        ToolCall("write_file", {"path": str(canary), "content": "retry"}),
+    ], "Retried the write.")) as srv:
+        result = play(child, _options(sandbox, srv.base_url))
+        bodies = [r.body for r in srv.llm_requests]
+    # Steps 0 (llm) and 1 (the edited tool result) served; the first request is step 2's.
+    assert result.counters.served_llm_steps == 1 and result.counters.served_tool_steps == 1
+    assert len(bodies) == result.counters.live_llm_steps >= 1
+    assert "disk full" in bodies[0]["messages"][-1]["content"]
+    # The live write_file is destructive: dry-run by default, so the canary stays absent.
+    assert not canary.exists()
+    new = store.load(result.run_id)
+    dry = [e for e in new.tool_calls() if e.name == "write_file" and e.provenance == Provenance.LIVE]
+    assert dry and dry[0].status == "dry_run" and result.counters.tool_executions == 0
+    first = diff_runs(run, new).first
+    assert first is not None and (first.step, first.cause) == (1, "edit")
+
+
+def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    import json
+    import subprocess
+    import sys
+
+    sandbox, run, _canary = recorded
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        done = subprocess.run(
+            [sys.executable, "-m", "replaykit", "play", run.run_id, "--engine", "hermes", "--base-url", srv.base_url,
+             "--model", "candidate", "--at", str(len(run.steps)), "--store", str(sandbox.store), "--json"],
+            cwd=sandbox.cwd, env=sandbox.env, capture_output=True, text=True, timeout=300)
+        assert srv.llm_requests == []
+    assert done.returncode == 0, done.stderr[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["engine"] == "hermes" and doc["status"] == "completed" and doc["cut"] == len(run.steps)
+    assert doc["counters"]["provider_calls"] == 0 and doc["counters"]["served_llm_steps"] == 3
+
+
+def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None:
+    """Two read_file calls in one message take Hermes's concurrent path (nested tool_execution on worker
+    threads, any completion order): both are served by tool_call_id, no handler runs."""
+    from replaykit.adapters.hermes.play import play
+
+    sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
+    a, b = sandbox.cwd / "a.txt", sandbox.cwd / "b.txt"
+    a.write_text("alpha file")
+    b.write_text("beta file")
+    policy = sequence_policy([[ToolCall("read_file", {"path": str(a)}), ToolCall("read_file", {"path": str(b)})]],
+                             "Read both.")
+    with ScriptedServer(policy) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "toolsets": ["file"], "echo_tool": False,
+                           "turns": ["Read a.txt and b.txt."]})
+    run = only_run(sandbox.store)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "tool", "llm"]
+    a.unlink()
+    b.unlink()  # a served replay must not need (or touch) the files
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, serve_only=True))
+        assert srv.llm_requests == []
+    assert result.counters.served_tool_steps == 2 and result.counters.desyncs == 0
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert sorted(e.result for e in new.tool_calls()) == sorted(e.result for e in run.tool_calls())
+    assert "alpha file" in "".join(e.result or "" for e in new.tool_calls())
+    assert diff_runs(run, new).equal
+
+
+def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    from replaykit.adapters.hermes.play import play
+
+    sandbox, run, canary = recorded
+    canary.unlink(missing_ok=True)
+    store = RunStore(sandbox.store)
+    child = branch(store, run, 1, result='{"bytes_written": 0, "error": "disk full"}')
+    with ScriptedServer(sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "first"}),
+        ToolCall("write_file", {"path": str(canary), "content": "written live"}),
+    ], "Retried the write.")) as srv:
+        result = play(child, _options(sandbox, srv.base_url, allow_destructive=True))
+    assert canary.read_text() == "written live"  # Hermes's real write_file ran, from the cut only
+    new = store.load(result.run_id)
+    live = [e for e in new.tool_calls() if e.provenance == Provenance.LIVE]
+    assert live and {e.name for e in live} == {"write_file"} and all(e.status == "ok" for e in live)
+    assert result.counters.tool_executions == len(live) == result.counters.live_tool_steps
+    assert all(s.event.provenance == Provenance.LIVE for s in new.steps[2:])
+
+
+def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox, Run, Path]) -> None:
+    """Live from step 0: Hermes's own retry loop meets a 500; each attempt is a counted provider call and
+    the failed one an error event of the new run."""
+    from replaykit.adapters.hermes.play import play
+    from replaykit.testing.scripted_server import fail_first
+
+    sandbox, run, canary = recorded
+    policy = sequence_policy([
+        ToolCall("write_file", {"path": str(canary), "content": "x"}),
+        ToolCall("todo", {"todos": [{"id": "1", "content": "again", "status": "completed"}]}),
+    ], "Done again.")
+    with ScriptedServer(fail_first(1, policy, "500")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, cut=0))
+        llm_requests = len(srv.llm_requests)
+    counters = result.counters
+    assert counters.served_llm_steps == 0 and counters.live_llm_steps == 3
+    assert counters.provider_calls == llm_requests == 4
+    new = RunStore(sandbox.store).load(result.run_id)
+    assert [(e.status_code, e.error_type) for e in new.errors] == [(500, "server")]
+    assert new.final_answer == "Done again."
