@@ -25,7 +25,7 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath, wire
@@ -208,7 +208,7 @@ class HermesCapture:
             writer = RunWriter(path, header, exist_ok=True)
         else:
             writer = RunWriter(path, header)
-        recorder = _HermesRecorder(header, writer, keep_events=False, start_seq=start_seq, t0=t0)
+        recorder = _HermesRecorder(header, _maybe_redacting(writer), keep_events=False, start_seq=start_seq, t0=t0)
         return SessionRun(session_id=session_id, recorder=recorder)
 
     def close_all(self) -> None:
@@ -702,3 +702,15 @@ def _is_chat(result: Any) -> bool:
     if get("choices") is not None:
         return True
     return get("output") is None and get("stop_reason", "?") == "?"
+
+
+def _maybe_redacting(writer: RunWriter) -> RunWriter:
+    """Redact before anything reaches disk when ``$REPLAYKIT_REDACT`` is ``patterns`` or ``ner``.
+
+    Checked here first so an ordinary recording never imports the redaction package (or Presidio).
+    """
+    if os.environ.get("REPLAYKIT_REDACT", "").strip().lower() in ("", "off", "0", "no", "false"):
+        return writer
+    from replaykit.core.redaction import maybe_redacting
+
+    return cast(RunWriter, maybe_redacting(writer))

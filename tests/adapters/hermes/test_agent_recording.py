@@ -170,3 +170,20 @@ def test_directory_plugin_and_resume_appends(tmp_path):
     run = only_run(sandbox.store)
     assert_requests_match(run, [r.body for r in reqs])
     assert isinstance(run, Run)
+
+
+def test_redact_before_disk_with_replaykit_redact(tmp_path):
+    """REPLAYKIT_REDACT=patterns: personal data and secrets never reach the trace file, and the redacted
+    run still reconstructs every request with consistent placeholders."""
+    sandbox = HermesSandbox(tmp_path, extra_env={"REPLAYKIT_REDACT": "patterns"})
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+    with ScriptedServer(hermes_default_policy()) as srv:
+        out = sandbox.run_agent({"base_url": srv.base_url,
+                                 "turns": [f"Mail jane.doe@example.com my key {secret} please"]})
+    run = only_run(sandbox.store)
+    text = (sandbox.store / f"{run.run_id}.jsonl").read_text()
+    assert "jane.doe@example.com" not in text and secret not in text
+    assert "<EMAIL_ADDRESS_1>" in text
+    assert run.final_answer == out["results"][0]["final_response"]
+    firsts = [run.request_messages(c)[1].text for c in run.llm_calls()]
+    assert all("<EMAIL_ADDRESS_1>" in t for t in firsts)  # the same placeholder in every request
