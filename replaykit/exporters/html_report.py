@@ -102,17 +102,16 @@ def _message_html(message: Message) -> str:
 
 
 def _cost_info(run: Run) -> dict[str, Any]:
-    import importlib
+    """The run's cost ledger as JSON (``replaykit cost --json``); unknown stays None, never 0."""
+    from replaykit.core import cost
 
     try:
-        cost_module = importlib.import_module("replaykit.core.cost")
-    except ImportError:
+        ledger = cost.to_json(cost.run_cost(run))
+    except Exception:  # the cost is an extra section; the report must still render
         return {}
-    try:
-        ledger = cost_module.run_ledger(run)  # type: ignore[attr-defined]
-    except Exception:
-        return {}
-    return ledger if isinstance(ledger, dict) else {}
+    paid = ledger.get("paid") or {}
+    return {"total_cost": paid.get("cost"), "steps": ledger.get("steps", []),
+            "unknown_reasons": paid.get("unknown_reasons", [])}
 
 
 def _mermaid(run: Run) -> str | None:
@@ -162,7 +161,9 @@ def render_run(run: Run) -> str:
     ]
     if cost:
         total = cost.get("total_cost")
-        meta.append(("cost", "unknown" if total is None else f"${total}"))
+        reasons = "; ".join(cost.get("unknown_reasons") or [])
+        meta.append(("cost", f"unknown ({reasons})" if total is None and reasons else
+                     "unknown" if total is None else f"${total:.6f}"))
     if header.lineage:
         lin = header.lineage
         meta.append(("lineage", f"{lin.relation} of {lin.parent_run_id} at step {lin.parent_step}"))

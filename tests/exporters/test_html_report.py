@@ -124,3 +124,16 @@ def test_in_headless_chromium_nothing_executes_or_loads(tmp_path: Path, beacon: 
     _chromium([f"--screenshot={shot}", "--window-size=1200,900", out.as_uri()], tmp_path)
     assert shot.exists() and shot.stat().st_size > 5000
     assert hits == [], f"the page loaded {hits}"
+
+
+def test_report_shows_cost_and_never_zero_for_unknown(tmp_path: Path) -> None:
+    header = sample_header("priced").model_copy(update={"base_url": "https://api.openai.com/v1"})
+    rec = Recorder(header)
+    record_weather_run(rec)  # gpt-4o-mini on api.openai.com: priced from genai-prices when installed
+    page = render_run(Run(rec.header, rec.events))
+    pytest.importorskip("genai_prices")
+    assert "<b>cost</b>: $" in page
+    unknown = Recorder(sample_header("unpriced").model_copy(update={"model": "no-such-model-xyz"}))
+    record_weather_run(unknown)
+    page = render_run(Run(unknown.header, unknown.events))
+    assert "<b>cost</b>: unknown" in page and "$0.000000" not in page
