@@ -95,9 +95,12 @@ def test_subprocess_entrypoint_on_garbage(tmp_path: Path) -> None:
 
 
 def _validate_peak_kb(path: Path) -> int:
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across fork+exec, so a child of a big pytest
+    # process would report the parent's peak. VmHWM belongs to the child's own address space.
     code = (
-        "import resource, sys; from replaykit.cli.main import main; rc = main(['validate', sys.argv[1], '--json']);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(rc)"
+        "import sys; from replaykit.cli.main import main; rc = main(['validate', sys.argv[1], '--json']);"
+        "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1];"
+        "print(hwm, file=sys.stderr); sys.exit(rc)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
                          env=subprocess_env())
