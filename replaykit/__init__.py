@@ -1,3 +1,53 @@
-"""replaykit: record, replay, branch, diff and export AI agent runs."""
+"""replaykit: record, replay, branch, diff and export AI agent runs.
+
+The public Python surface is re-exported here lazily (importing ``replaykit`` stays cheap; each name is
+imported on first use)::
+
+    import replaykit
+    run = replaykit.RunStore().load("my-run")        # or replaykit.Run.load("path/to/trace.jsonl")
+    doc = replaykit.replay_run(run)                    # deterministic, 0 provider calls, 0 tools
+    result = replaykit.diff_runs(run, other)           # first divergence and its cause
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+#: public name -> module that defines it
+_EXPORTS = {
+    "Run": "replaykit.core.run",
+    "Step": "replaykit.core.run",
+    "RunStore": "replaykit.core.store",
+    "RunWriter": "replaykit.core.store",
+    "Recorder": "replaykit.core.recorder",
+    "replay_run": "replaykit.core.replay",
+    "replay_path": "replaykit.core.replay",
+    "branch": "replaykit.core.branch",
+    "diff_runs": "replaykit.core.diff",
+    "DiffResult": "replaykit.core.diff",
+    "ReplayCursor": "replaykit.core.cursor",
+    "PlayOptions": "replaykit.core.play",
+    "PlayResult": "replaykit.core.play",
+    "fingerprint": "replaykit.core.canonical",
+    "canonical_json": "replaykit.core.canonical",
+    "json_schema": "replaykit.core.ir",
+    "ReplaykitError": "replaykit.core.errors",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'replaykit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # cache: later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
