@@ -14,6 +14,8 @@ Each difference carries a cause:
   edit changed);
 - ``desync``: at or after a ``desync`` event of either run (the replay went live there);
 - ``synthetic_end``: a step replaykit made up after the record ended;
+- ``unavailable_tool``: a live tool call the engine could not run or serve, answered with a marked
+  "not available in replay" result;
 - ``tool_result``: the same tool call returned something else;
 - ``model_drift``: the model answered the same request differently;
 - ``input``: the request itself differs with nothing earlier to explain it (another prompt, another turn);
@@ -31,7 +33,7 @@ from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolC
 from replaykit.core.run import Run, Step
 from replaykit.core.timeline import describe
 
-CAUSES = ("edit", "desync", "synthetic_end", "tool_result", "model_drift", "input")
+CAUSES = ("edit", "desync", "synthetic_end", "unavailable_tool", "tool_result", "model_drift", "input")
 
 
 @dataclass
@@ -155,8 +157,10 @@ def _cause(step_a: Step | None, step_b: Step | None, field_name: str, edits: lis
         return "edit"
     if desync is not None and index >= desync:
         return "desync"
-    if any(s.event.provenance == Provenance.SYNTHETIC for s in present):
-        return "synthetic_end"
+    synthetic = [s for s in present if s.event.provenance == Provenance.SYNTHETIC]
+    if synthetic:
+        # A synthetic tool step is a stand-in for a tool the engine could not run or serve.
+        return "unavailable_tool" if any(isinstance(s.event, ToolCallEvent) for s in synthetic) else "synthetic_end"
     if step_a is None or step_b is None:
         return "model_drift"  # one run stopped earlier: the model ended (or continued) the turn
     if isinstance(step_a.event, ToolCallEvent):

@@ -140,3 +140,19 @@ def test_parallel_tools_in_another_order_are_equal(store: RunStore) -> None:
                                       other))
     first = diff_runs(run, changed).first
     assert (first.step, first.field, first.cause) == (2, "result", "tool_result")
+
+
+def test_unavailable_tool_stand_in_has_its_own_cause(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from replaykit.core.ir import Provenance, RunHeader
+    from replaykit.core.recorder import Recorder
+    from replaykit.core.run import Run as _Run
+
+    def make(provenance: Provenance, result: str) -> _Run:
+        rec = Recorder(RunHeader(run_id=f"u{provenance}", created_at="2026-11-30T00:00:00Z"))
+        rec.tool_call("c1", "todo", {"x": 1}, result=result, provenance=provenance)
+        return _Run(rec.header, rec.events)
+
+    original = make(Provenance.RECORDED, "done")
+    played = make(Provenance.SYNTHETIC, "[replaykit] tool `todo` is not available in replay")
+    result = diff_runs(original, played)
+    assert result.first is not None and result.first.cause == "unavailable_tool"
