@@ -80,6 +80,3 @@ def console(stderr: bool = False) -> Any:
 
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
-
-def progress_enabled() -> bool:
-    return sys.stderr.isatty()

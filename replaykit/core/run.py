@@ -100,12 +100,12 @@ class Run:
         seen: dict[str, Event] = {}
         tools: set[str] = set()
         for event in self.events:
-            request = _request_of(event)
+            request = request_of(event)
             if request is not None:
                 base = request.context.base
                 if base is not None:
                     base_event = seen.get(base)
-                    if base_event is None or _request_of(base_event) is None:
+                    if base_event is None or request_of(base_event) is None:
                         raise TraceError(
                             f"run {self.run_id}: event {event.seq} refers to unknown earlier request {base!r}"
                         )
@@ -145,7 +145,7 @@ class Run:
 
     def request_messages(self, event: Event) -> list[Message]:
         """The full message list of an LLM call's (or failed attempt's) request."""
-        request = _request_of(event)
+        request = request_of(event)
         if request is None:
             raise TraceError(f"event {event.seq} ({event.kind}) has no LLM request")
         cached = self._messages_cache.get(event.id)
@@ -156,7 +156,7 @@ class Run:
         cursor: Event | None = event
         while cursor is not None and cursor.id not in self._messages_cache:
             chain.append(cursor)
-            req = _request_of(cursor)
+            req = request_of(cursor)
             assert req is not None
             base = req.context.base
             cursor = self.by_id.get(base) if base is not None else None
@@ -164,7 +164,7 @@ class Run:
                 raise TraceError(f"run {self.run_id}: unknown request base {base!r}")
         messages: list[Message] = list(self._messages_cache[cursor.id]) if cursor is not None else []
         for item in reversed(chain):
-            req = _request_of(item)
+            req = request_of(item)
             assert req is not None
             if req.context.base is None:
                 messages = list(req.context.append)
@@ -270,7 +270,8 @@ class Run:
         return end
 
 
-def _request_of(event: Event) -> LLMRequest | None:
+def request_of(event: Event) -> LLMRequest | None:
+    """The LLM request an event carries (an ``llm_call``, or a failed attempt's ``error``), else None."""
     if isinstance(event, LLMCallEvent):
         return event.request
     if isinstance(event, ErrorEvent):

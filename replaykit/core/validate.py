@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.ir import ErrorEvent, LLMCallEvent, RunHeader, ToolCallEvent, ToolsEvent
+from replaykit.core.ir import LLMCallEvent, RunHeader, ToolCallEvent, ToolsEvent
+from replaykit.core.run import request_of
 from replaykit.core.store import ReadReport, iter_trace
 
 
@@ -32,7 +33,7 @@ def validate_trace(path: Path) -> dict[str, Any]:
         if item.id in ids:
             errors.append(f"{where}: duplicate event id {item.id!r}")
         ids.add(item.id)
-        request = item.request if isinstance(item, LLMCallEvent | ErrorEvent) else None
+        request = request_of(item)
         if request is not None:
             base = request.context.base
             if base is not None and base not in requests:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replaykit.core.files import write_private
 from replaykit.core.ir import (
     LLMCallEvent,
     MediaPart,
@@ -226,19 +226,9 @@ def render_run(run: Run) -> str:
     return _page(f"replaykit {run.run_id}", "\n".join(parts))
 
 
-def _write(path: Path, text: str) -> None:
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-    os.chmod(path, 0o600)
-
-
 def export(run: Run, path: Path, **options: Any) -> dict[str, Any]:
     text = render_run(run)
-    _write(path, text)
+    write_private(path, text)
     return {"bytes": len(text.encode("utf-8")), "steps": len(run.steps)}
 
 
@@ -288,5 +278,5 @@ def render_diff(diff: dict[str, Any]) -> str:
 def write_diff_html(diff: Any, path: Path) -> dict[str, Any]:
     document = diff if isinstance(diff, dict) else diff.to_json()
     text = render_diff(document)
-    _write(Path(path), text)
+    write_private(path, text)
     return {"bytes": len(text.encode("utf-8"))}

@@ -15,14 +15,14 @@ the data. The support code is embedded verbatim from ``replaykit.exporters.lg_ru
 
 from __future__ import annotations
 
-import ast
-import inspect
 import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import BadInput, ReplaykitError
+from replaykit.core.errors import ReplaykitError
+from replaykit.core.files import write_private
+from replaykit.exporters._embed import module_body, top_level_names
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -113,35 +113,6 @@ def data_literal(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + repr(chunk) for chunk in chunks)
 
 
-def _body_of(module: Any, rename: dict[str, str] | None = None) -> str:
-    """A module's source without its docstring and ``from __future__`` line (embedded verbatim)."""
-    source = inspect.getsource(module)
-    tree = ast.parse(source)
-    drop: set[int] = set()
-    for node in tree.body:
-        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(
-            node.value.value, str) and node is tree.body[0]
-        is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-        if is_doc or is_future:
-            drop.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    lines = [line for i, line in enumerate(source.splitlines(), 1) if i not in drop]
-    body = "\n".join(lines).strip("\n") + "\n"
-    for old, new in (rename or {}).items():
-        body = body.replace(f"def {old}(", f"def {new}(")
-    return body
-
-
-def _top_level_names(source: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names
-
-
 def render(run: Run, filename: str = "graph.py") -> str:
     """The module's source text for ``run``."""
     from replaykit.core import replay_doc
@@ -152,15 +123,15 @@ def render(run: Run, filename: str = "graph.py") -> str:
     record = langgraph_graph.record_of(run)
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
-    reserved = _top_level_names(_body_of(rt)) | _top_level_names(_body_of(replay_doc)) | {
+    reserved = top_level_names(module_body(rt)) | top_level_names(module_body(replay_doc)) | {
         "RUN_DATA", "HEADER", "EVENTS", "TOOL_SPECS", "TOOL_FUNCTIONS", "build_graph", "main", "json", "sys",
         "Any", "annotations", "_ROUTER", "build_graph_from"}
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
-    runtime_body = _body_of(rt, {"build_graph": "build_graph_from"})
-    replay_body = _body_of(replay_doc)
-    clash = _top_level_names(runtime_body) & _top_level_names(replay_body)
+    runtime_body = module_body(rt, {"build_graph": "build_graph_from"})
+    replay_body = module_body(replay_doc)
+    clash = top_level_names(runtime_body) & top_level_names(replay_body)
     if clash:  # the two embedded modules must not shadow each other
         raise ReplaykitError(f"internal: embedded modules share top-level names {sorted(clash)}")
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
@@ -185,13 +156,7 @@ def export(run: Run, path: str | os.PathLike[str]) -> dict[str, Any]:
         compile(source, str(out), "exec", dont_inherit=True)
     except SyntaxError as exc:  # a bug here, never trace content: the data is one literal
         raise ReplaykitError(f"internal: generated LangGraph module does not compile: {exc}") from exc
-    if out.is_dir():
-        raise BadInput(f"{out} is a directory")
-    if out.exists():
-        out.unlink()
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(source)
+    write_private(out, source)
     return {
         "bytes": len(source.encode("utf-8")),
         "steps": len(run.steps),

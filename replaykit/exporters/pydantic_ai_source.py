@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 import keyword
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import BadInput
+from replaykit.core.files import write_private
 from replaykit.core.run import Run
 from replaykit.exporters import _pydantic_ai_compat as compat
 
@@ -188,9 +188,6 @@ def export(run: Run, path: str | Path) -> dict[str, Any]:
         compile(source, str(out), "exec")
     except SyntaxError as exc:  # pragma: no cover - would be a replaykit bug, never trace content
         raise BadInput(f"generated PydanticAI module does not compile: {exc}") from exc
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(source)
-    os.chmod(out, 0o600)
+    write_private(out, source)
     return {"tools": len(data["tools"]), "llm_calls": len(data["responses"]), "turns": len(data["turns"]),
             "bytes": len(source.encode()), "lost": data["lost"]}

@@ -16,13 +16,9 @@ function also behind ``replaykit replay --json``), so both compute the same docu
 
 from __future__ import annotations
 
-import ast
-import inspect
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -33,7 +29,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from replaykit.core.errors import BadInput
+from replaykit.core.files import write_private
 from replaykit.core.run import Run
+from replaykit.exporters._embed import module_body, top_level_names
 
 _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
@@ -138,35 +136,14 @@ def _engine_source() -> str:
     """``replaykit.core.replay_doc`` without its docstring and ``__future__`` import."""
     from replaykit.core import replay_doc
 
-    source = inspect.getsource(replay_doc)
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    keep: list[str] = []
-    skip: set[int] = set()
-    for node in tree.body:
-        is_doc = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]
-        if is_doc or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            skip.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
-    keep = [line for i, line in enumerate(lines) if i not in skip]
-    return "".join(keep).strip("\n") + "\n"
-
-
-def _defined_names(source: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return names
+    return module_body(replay_doc)
 
 
 @lru_cache(maxsize=1)
 def _check_no_name_clash() -> None:
     """The engine and the script body share one module namespace: a name defined in both would
     silently replace the engine's (and change the document). Refuse to generate such a script."""
-    clash = _defined_names(_engine_source()) & _defined_names(_template_body())
+    clash = top_level_names(_engine_source()) & top_level_names(_template_body())
     if clash:
         raise AssertionError(f"script template redefines engine names: {', '.join(sorted(clash))}")
 
@@ -258,32 +235,11 @@ def check_compiles(source: str, filename: str) -> None:
         raise BadInput(f"generated script does not compile ({type(exc).__name__}); nothing written") from exc
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write atomically (temp file in the same directory, fsync, rename), mode 0600."""
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise BadInput(f"directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def export(run: Run, path: str | Path) -> dict[str, Any]:
     """Write ``run`` as a standalone replay script at ``path``; return a summary."""
     path = Path(path)
     source = render(run)
     check_compiles(source, str(path))
-    write_private(path, source)
+    write_private(Path(path), source)
     return {"bytes": len(source.encode("utf-8")), "steps": len(run.steps), "events": len(run.events),
             "lines": source.count("\n")}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from replaykit.core.errors import BadInput
+from replaykit.core.progress import ProgressBar
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 
@@ -188,11 +188,10 @@ def export_training(
     if out.is_dir():
         raise BadInput(f"{out} is a directory")
     summary = TrainingExportSummary(str(out), fmt, redact, mode if redact else None)
-    show = sys.stderr.isatty() if progress is None else progress
     tmp = out.with_name(out.name + ".partial")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle, _Progress(show, total) as advance:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle, ProgressBar(total, "exporting", show=progress) as advance:
             for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary,
                                            workers=workers, total=total):
                 problems = validate_record(record, fmt)
@@ -273,25 +272,3 @@ def _parallel(jobs: Iterator[_Job], workers: int) -> Iterator[_Outcome]:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
-
-
-class _Progress:
-    """Rich progress on a terminal only (product rule); a no-op callable otherwise."""
-
-    def __init__(self, show: bool, total: int | None) -> None:
-        self.show, self.total = show, total
-        self._bar: Any = None
-
-    def __enter__(self) -> Any:
-        if not self.show:
-            return lambda: None
-        from rich.progress import Progress
-
-        self._bar = Progress(transient=True)
-        self._bar.start()
-        task = self._bar.add_task("exporting", total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()

@@ -13,6 +13,7 @@ import pytest
 
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
+from replaykit.exporters._embed import top_level_names
 from replaykit.exporters.python_script import export
 from replaykit.testing.engine_runs import record_sample_run
 from tests.conftest import FIXTURES, subprocess_env
@@ -237,8 +238,8 @@ def test_dump_trace_is_the_trace(tmp_path: Path) -> None:
 def test_script_body_never_shadows_an_engine_name() -> None:
     from replaykit.exporters import python_script as ps
 
-    engine = ps._defined_names(ps._engine_source())
-    body = ps._defined_names(ps._template_body())
+    engine = top_level_names(ps._engine_source())
+    body = top_level_names(ps._template_body())
     assert {"build_replay_document", "step_summary", "RangeError"} <= engine
     assert {"main", "replay", "live_replay", "diff_scripts"} <= body
     assert not engine & body

@@ -7,13 +7,12 @@ comments and layout; without it PyYAML is used; the file is replaced atomically.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import BadInput
+from replaykit.core.files import write_private
 
 PLUGIN_NAME = "replaykit"
 PLUGIN_YAML = """name: replaykit
@@ -141,16 +140,8 @@ def _text_edit(text: str, wanted: Any) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".replaykit-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # A user's existing config keeps its mode; files we create are private.
+    write_private(path, text, mode=path.stat().st_mode & 0o777 if path.exists() else 0o600)
 
 
 def install_plugin(hermes_home: Path) -> dict[str, Any]:

@@ -16,16 +16,15 @@ from typing import Any
 from replaykit.core.canonical import fingerprint
 from replaykit.core.ir import (
     EVENT_ADAPTER,
-    ErrorEvent,
     Event,
     Lineage,
-    LLMCallEvent,
     LLMRequest,
     Message,
     RunHeader,
     ToolsEvent,
     ToolSpec,
 )
+from replaykit.core.run import request_of
 
 from ._engine import Mode
 from ._redactor import Redactor
@@ -222,8 +221,8 @@ class FingerprintFixer:
         if isinstance(redacted, ToolsEvent):
             self._tools[redacted.hash] = redacted.tools
             return redacted
-        req_new = _request_of(redacted)
-        req_old = _request_of(original)
+        req_new = request_of(redacted)
+        req_old = request_of(original)
         if req_new is None or req_old is None:
             return redacted
         old_msgs = self._rebuild(f"old:{original.id}", req_old)
@@ -242,11 +241,3 @@ class FingerprintFixer:
         msgs.extend(req.context.append)
         self._messages[key] = msgs
         return msgs
-
-
-def _request_of(event: Event) -> LLMRequest | None:
-    if isinstance(event, LLMCallEvent):
-        return event.request
-    if isinstance(event, ErrorEvent):
-        return event.request
-    return None

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.ir import Event, RunHeader
+from replaykit.core.progress import ProgressBar
 from replaykit.core.store import RunWriter, iter_trace, new_run_id
 
 from ._engine import Mode
@@ -149,9 +149,8 @@ def redact_corpus(
     _check_mode(mode)
     jobs = [(str(p), str(store_root), mode, tuple(allow_list)) for p in sources]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    show = sys.stderr.isatty() if progress is None else progress
     results: list[RedactionResult | None] = [None] * len(jobs)
-    with _progress(show, len(jobs), "redacting") as advance:
+    with ProgressBar(len(jobs), "redacting", show=progress) as advance:
         if workers == 1:
             for i, job in enumerate(jobs):
                 results[i] = _redact_into_store(job)
@@ -163,25 +162,3 @@ def redact_corpus(
                     results[futures[fut]] = fut.result()
                     advance()
     return [r for r in results if r is not None]
-
-
-class _progress:
-    """A rich progress bar on a terminal; nothing otherwise (the product rule for long work)."""
-
-    def __init__(self, show: bool, total: int, label: str) -> None:
-        self.show, self.total, self.label = show, total, label
-        self._bar: Any = None
-
-    def __enter__(self) -> Any:
-        if not self.show:
-            return lambda: None
-        from rich.progress import Progress
-
-        self._bar = Progress(transient=True)
-        self._bar.start()
-        task = self._bar.add_task(self.label, total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
