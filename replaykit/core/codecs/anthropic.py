@@ -179,8 +179,8 @@ def _encode_tool_result(part: ToolResultPart, where: str, losses: list[str]) -> 
     if part.blocks is not None and (shape == "list" or not hint):
         encoded = [encode_block(b, where, losses) for b in part.blocks]
         out["content"] = [b for b in encoded if b is not None]
+    # A block that had no "content" key (and still has nothing to say) keeps none: exact round trip.
     elif not (shape in ("absent", "extra") and not part.content):
-        # The original block had no "content" key: leave it out so the body round-trips exactly.
         out["content"] = part.content
     if part.is_error or hint.get("is_error_key"):
         out["is_error"] = part.is_error
