@@ -1,7 +1,8 @@
-"""Benchmark: ``replaykit export --format python`` and ``python run.py`` for runs of 10, 100, 1000 steps.
+"""Benchmark: ``replaykit export --format python`` and ``python run.py`` on the long-session workload.
 
-The runs are a recorded Hermes fixture scaled up: its system prompt, user message, tool declarations
-and (model tool call, tool result) pairs, repeated through the real Recorder until the run has N steps.
+The runs are ``bench/long_session.py`` recordings (a real-shaped Hermes session recorded by replaykit's
+own plugin: 10 steps per user turn, a 6 KB system prompt, 8 tools, tool results of 250-2,000
+characters, all history kept) of N = 250 and 1000 steps (``--steps``).
 
 Measured, side by side in the same session:
 - export: wall and CPU time of ``python_script.export`` (render + compile check + atomic 0600 write),
@@ -14,13 +15,12 @@ Measured, side by side in the same session:
 
 Targets for 1000 steps: export <= 0.1 s, run <= 0.15 s CPU, <= 60 MB peak, file <= 2 MB.
 
-    PYTHONPATH=. python bench/bench_python_export.py [--steps 10 100 1000] [--repeat 5] [--json]
+    PYTHONPATH=. python bench/bench_python_export.py [--steps 250 1000] [--repeat 5] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import statistics
 import subprocess
@@ -32,56 +32,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from replaykit.core.ir import LLMCallEvent, Message, RunHeader, Source, ToolCallEvent, ToolResultPart  # noqa: E402
-from replaykit.core.recorder import Recorder  # noqa: E402
+from long_session import write_long_session_run  # noqa: E402
+
 from replaykit.core.run import Run  # noqa: E402
 from replaykit.exporters import export  # noqa: E402
 
-FIXTURE = ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl"
 TARGETS = {"export_s": 0.1, "run_cpu_s": 0.15, "run_peak_mb": 60.0, "file_mb": 2.0}
-
-
-def scaled_run(steps: int, fixture: Path = FIXTURE) -> Run:
-    """A run of ``steps`` steps built from a recorded Hermes run's content."""
-    source = Run.load(fixture)
-    calls = source.llm_calls()
-    first = calls[0]
-    messages = list(source.request_messages(first))
-    tools = source.request_tools(first.request)
-    pairs: list[tuple[LLMCallEvent, ToolCallEvent]] = []
-    tool_events = source.tool_calls()
-    for call in calls:
-        for tool in tool_events:
-            if any(tc.id == tool.call_id for tc in call.response.message.tool_calls):
-                pairs.append((call, tool))
-                break
-    if not pairs:
-        raise SystemExit(f"{fixture} has no tool-using LLM call to scale up")
-    clock = itertools.count(0, 0.05)
-    header = RunHeader(run_id=f"bench-{steps}", created_at=source.header.created_at, model=source.header.model,
-                       provider=source.header.provider, source=Source(framework="hermes", framework_version="0.19.0"))
-    rec = Recorder(header, clock=lambda: next(clock))
-    rec.turn_start(messages[-1])
-    cycle = itertools.cycle(pairs)
-    n = 0
-    while n < steps - 1:
-        call, tool = next(cycle)
-        response = call.response.model_copy(deep=True)
-        for i, part in enumerate(response.message.tool_calls):
-            part.id = f"call_{n}_{i}"
-        event = rec.llm_call(messages, response, tools=tools, model=call.request.model, duration=0.5)
-        call_id = response.message.tool_calls[0].id
-        rec.tool_call(call_id, tool.name, tool.arguments, raw_arguments=tool.raw_arguments, result=tool.result,
-                      llm_call_id=event.id, duration=0.1)
-        messages = [*messages, response.message,
-                    Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, name=tool.name,
-                                                               content=tool.result or "")])]
-        n += 2
-    final = calls[-1].response
-    rec.llm_call(messages, final, tools=tools, model=calls[-1].request.model, duration=0.5)
-    rec.run_end(final.message.text)
-    return Run(rec.header, rec.events)
 
 
 def naive_export(run: Run, path: Path) -> None:
@@ -139,7 +97,7 @@ def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         startup_cpu, startup_mb = median_child([sys.executable, "-c", "import json"], repeat)
         for steps in steps_list:
-            run = scaled_run(steps)
+            run = Run.load(write_long_session_run(Path(tmp) / f"long{steps}.jsonl", steps))
             out, naive = Path(tmp) / f"run{steps}.py", Path(tmp) / f"naive{steps}.py"
             export_s, export_cpu = timed(lambda run=run, out=out: export(run, "python", out, force=True), repeat)
             naive_s, _ = timed(lambda run=run, naive=naive: naive_export(run, naive), repeat)
@@ -188,7 +146,7 @@ def contract_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--steps", type=int, nargs="+", default=[250, 1000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

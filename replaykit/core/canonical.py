@@ -19,6 +19,11 @@ different days, machines or sessions fingerprint the same:
   POSIX and home paths, UUIDs and long hex ids are masked;
 - request parameters (model, stream, max_tokens, ...) are *not* part of the fingerprint: replaying
   against another model or provider must still match the record. Compare them separately.
+
+Standard library only, and nothing from replaykit: messages, parts and tools may be IR models or their
+plain JSON form (``model_dump(mode="json", exclude_none=True)``, a trace line's content), and both give
+the same fingerprint. That is what lets generated code (the standalone script, the LangGraph module)
+embed this module verbatim next to ``replaykit.core.serve`` and match requests by the very same rule.
 """
 
 from __future__ import annotations
@@ -30,8 +35,6 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
-
-from replaykit.core.ir import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 
 
 def _normalize(value: Any) -> Any:
@@ -71,39 +74,49 @@ def dumps_compact(value: Any) -> str:
 # ------------------------------------------------------------------------------------- volatility
 
 _VOLATILE_TEXT = [
-    (re.compile(r"(?im)^(conversation started|current (date|time)|today is|date)\s*:.*$"), r"\1: <volatile>"),
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\b"), "<datetime>"),
-    (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\s*(AM|PM|am|pm)?\b"), "<time>"),
-    (
-        re.compile(
-            r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+(\w+\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+\w+\s+\d{4})"
-        ),
-        "<date>",
-    ),
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"\b[0-9a-f]{16,}\b"), "<hex>"),
-    (re.compile(r"(?<![\w.])(~|/(home|Users|root|tmp|var|private|opt|srv|mnt|run))(/[^\s'\"`,;:)]*)?"), "<path>"),
+    (r"(?im)^(conversation started|current (date|time)|today is|date)\s*:.*$", r"\1: <volatile>"),
+    (r"\b\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?\b", "<datetime>"),
+    (r"\b\d{1,2}:\d{2}(:\d{2})?\s*(AM|PM|am|pm)?\b", "<time>"),
+    (r"\b(Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day,?\s+(\w+\s+\d{1,2},?\s+\d{4}|\d{1,2}\s+\w+\s+\d{4})", "<date>"),
+    (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "<uuid>"),
+    (r"\b[0-9a-f]{16,}\b", "<hex>"),
+    (r"(?<![\w.])(~|/(home|Users|root|tmp|var|private|opt|srv|mnt|run))(/[^\s'\"`,;:)]*)?", "<path>"),
 ]
+# Compiled on first use: a generated script that never fingerprints a request never pays for them.
+_VOLATILE_COMPILED: list[tuple[re.Pattern[str], str]] = []
 
 
 def mask_volatile_text(text: str) -> str:
     """Mask the declared-volatile content of a system prompt (dates, times, paths, random ids)."""
-    for pattern, replacement in _VOLATILE_TEXT:
+    if not _VOLATILE_COMPILED:
+        _VOLATILE_COMPILED.extend((re.compile(pattern), replacement) for pattern, replacement in _VOLATILE_TEXT)
+    for pattern, replacement in _VOLATILE_COMPILED:
         text = pattern.sub(replacement, text)
     return text
 
 
-def _parse_args(part: ToolCallPart) -> Any:
-    if part.raw_arguments is not None:
+def _fields(item: Any) -> Any:
+    """The fields of an IR model (its attribute dict) or of its plain JSON form (the dict itself)."""
+    return item if isinstance(item, dict) else item.__dict__
+
+
+def _plain(part: Any) -> Any:
+    return part if isinstance(part, dict) else part.model_dump(mode="json", exclude_none=True)
+
+
+def _parse_args(part: Any) -> Any:
+    raw = part.get("raw_arguments")
+    if raw is not None:
         try:
-            return json.loads(part.raw_arguments)
+            return json.loads(raw)
         except ValueError:
-            return {"<unparsed>": part.raw_arguments}
-    return part.arguments
+            return {"<unparsed>": raw}
+    return part.get("arguments")
 
 
-def normalized_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    """Messages reduced to what a fingerprint compares (see module docstring)."""
+def normalized_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """Messages (IR models or their JSON form) reduced to what a fingerprint compares (see module
+    docstring)."""
     call_ids: dict[str, str] = {}
 
     def call_ref(call_id: str) -> str:
@@ -111,22 +124,27 @@ def normalized_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
 
     out: list[dict[str, Any]] = []
     for message in messages:
+        fields = _fields(message)
+        role = fields["role"]
         parts: list[Any] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                text = part.text
-                if message.role in ("system", "developer"):
+        for part in fields.get("parts") or ():
+            p = _fields(part)
+            kind = p.get("type")
+            if kind == "text":
+                text = p.get("text", "")
+                if role in ("system", "developer"):
                     text = mask_volatile_text(text)
                 parts.append(["text", text])
-            elif isinstance(part, ToolCallPart):
-                parts.append(["tool_call", call_ref(part.id), part.name, _parse_args(part)])
-            elif isinstance(part, ToolResultPart):
-                parts.append(["tool_result", call_ref(part.tool_call_id), part.content, part.is_error])
-            elif isinstance(part, ReasoningPart):
+            elif kind == "tool_call":
+                parts.append(["tool_call", call_ref(p["id"]), p["name"], _parse_args(p)])
+            elif kind == "tool_result":
+                parts.append(["tool_result", call_ref(p["tool_call_id"]), p.get("content", ""),
+                              bool(p.get("is_error", False))])
+            elif kind == "reasoning":
                 # Reasoning text is the model's, and providers often drop it from history: not compared.
                 continue
             else:
-                parts.append(part.model_dump(mode="json", exclude_none=True))
+                parts.append(_plain(part))
         # Consecutive text parts and a single text part fingerprint alike.
         merged: list[Any] = []
         for p in parts:
@@ -134,19 +152,21 @@ def normalized_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
                 merged[-1] = ["text", merged[-1][1] + p[1]]
             else:
                 merged.append(p)
-        merged = [p for p in merged if p != ["text", ""]] if message.role == "assistant" else merged
-        out.append({"role": "system" if message.role == "developer" else message.role, "parts": merged})
+        merged = [p for p in merged if p != ["text", ""]] if role == "assistant" else merged
+        out.append({"role": "system" if role == "developer" else role, "parts": merged})
     return out
 
 
-def fingerprint(messages: Iterable[Message], tools: Iterable[ToolSpec] | None = None) -> str:
-    """A stable id of a request's semantic content (messages and tools), ignoring volatile fields."""
+def fingerprint(messages: Iterable[Any], tools: Iterable[Any] | None = None) -> str:
+    """A stable id of a request's semantic content (messages and tools, IR models or their JSON form),
+    ignoring volatile fields."""
     tool_list: list[list[Any]] = sorted(
-        ([t.name, t.description or "", t.parameters or {}] for t in (tools or [])), key=lambda t: str(t[0])
+        ([t["name"], t.get("description") or "", t.get("parameters") or {}] for t in map(_fields, tools or [])),
+        key=lambda t: str(t[0]),
     )
     return canonical_hash({"messages": normalized_messages(messages), "tools": tool_list})[:32]
 
 
-def tools_hash(tools: Iterable[ToolSpec]) -> str:
+def tools_hash(tools: Iterable[Any]) -> str:
     """Content address of a tool declaration set (exact, order-sensitive: it is what was sent)."""
-    return canonical_hash([t.model_dump(mode="json", exclude_none=True) for t in tools])[:32]
+    return canonical_hash([_plain(t) for t in tools])[:32]

@@ -12,7 +12,8 @@ An engine asks the cursor before every LLM call (``cursor.llm``) and every tool 
 - an LLM request after the record has ended (while still serving) gets a synthetic end-of-turn answer
   and a ``synthetic`` event: never a hidden provider call.
 
-The cursor records every step into the new run (``recorder``), served ones with provenance
+The decision itself is ``replaykit.core.serve`` (stdlib-only, embedded verbatim in generated code);
+the cursor adds IR objects, recording and counters. It records every step into the new run (``recorder``), served ones with provenance
 ``served``, and keeps the counters that go into results (``cursor.counters``). Thread-safe.
 """
 
@@ -21,10 +22,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core import serve
 from replaykit.core.ir import (
     Edit,
     LLMCallEvent,
@@ -86,15 +87,6 @@ class ToolDecision:
         return self.event.result if self.event is not None else None
 
 
-@dataclass
-class _Round:
-    """One LLM step of the record and the tool steps that answer its calls."""
-
-    llm_step: int
-    llm: LLMCallEvent
-    tools: dict[str, tuple[int, ToolCallEvent]] = field(default_factory=dict)  # call_id -> (step, event)
-
-
 def play_cut(run: Run) -> int:
     """Where live execution starts when ``run`` is played: after a branch's edited step (at it for an
     argument edit, which must run live), else at step 0 (the whole run against the new model)."""
@@ -137,10 +129,9 @@ class ReplayCursor:
         self.counters = Counters()
         self.edit: Edit | None = record.header.lineage.edit if record.header.lineage else None
         self._lock = threading.RLock()
-        self._rounds = _rounds(record)
-        self._next_round = 0
-        self._pending: _Round | None = None
-        self._live = False
+        steps = ((s.index, None if isinstance(s.event, LLMCallEvent) else s.event.call_id, s.event)
+                 for s in record.steps)
+        self._state = serve.ServeState(serve.rounds_of(steps), len(record.steps), cut)
         self._used_reference: set[str] = set()
         self._t0 = time.monotonic()
 
@@ -149,12 +140,12 @@ class ReplayCursor:
     @property
     def live(self) -> bool:
         """True once the cursor has gone live (cut reached or desync)."""
-        return self._live
+        return self._state.live
 
     @property
     def exhausted(self) -> bool:
         """True when every recorded LLM step has been consumed (served or passed by going live)."""
-        return self._next_round >= len(self._rounds)
+        return self._state.exhausted
 
     def user_turns(self) -> list[Message]:
         """The recording's user messages in order (``turn_start`` events), for engines that replay
@@ -170,24 +161,19 @@ class ReplayCursor:
         """Decide how to answer the next LLM request (see the module docstring). Served and synthetic
         answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
         with self._lock:
-            if self._live:
-                return LLMDecision("live", None, reason="live")
-            if self._next_round >= len(self._rounds):
-                if not self.serve_only:  # the record ends at (or before) the cut: the rest is live
-                    self._go_live()
-                    return LLMDecision("live", None, reason="cut")
+            state = self._state
+            actual = None if state.live or state.exhausted else serve.request_fingerprint(
+                messages, tools if self.compare_tools else None)
+            decision = state.llm(actual, self._expected_fingerprint)
+            if decision.action == "synthetic":
                 return self._synthetic(messages, tools, record_kw)
-            rnd = self._rounds[self._next_round]
-            if rnd.llm_step >= self.cut:
-                self._go_live()
-                return LLMDecision("live", rnd.llm_step, reason="cut")
-            expected = self._expected_fingerprint(rnd.llm)
-            actual = fingerprint(messages, tools if self.compare_tools else None)
-            if expected != actual:
-                self._desync(rnd.llm_step, "LLM request does not match the record", expected, actual)
-                return LLMDecision("live", rnd.llm_step, reason="desync")
-            self._next_round += 1
-            self._pending = rnd
+            rnd = decision.round
+            if decision.action == "live":
+                if decision.reason == "desync" and rnd is not None:
+                    self._desync(rnd.llm_step, "LLM request does not match the record", decision.expected,
+                                 decision.actual)
+                return LLMDecision("live", rnd.llm_step if rnd is not None else None, reason=decision.reason)
+            assert rnd is not None
             response = _apply_args_edit(rnd.llm.response, self.edit)
             self.counters.served_llm_steps += 1
             if self.recorder is not None:
@@ -204,7 +190,7 @@ class ReplayCursor:
         """Record an LLM step the engine answered live (provenance ``live``)."""
         with self._lock:
             self.counters.live_llm_steps += 1
-            self._pending = None
+            self._state.pending = None
             if self.recorder is None:
                 return None
             record_kw.setdefault("provenance", Provenance.LIVE)
@@ -221,22 +207,14 @@ class ReplayCursor:
         """Decide how to answer a tool call: served (matched by ``call_id`` among the calls of the last
         served LLM step, any order; by name and arguments when the id differs) or live."""
         with self._lock:
-            rnd = self._pending
-            if self._live or rnd is None:
-                return ToolDecision("live", None, reason="live")
-            match = rnd.tools.get(call_id)
-            if match is None:
-                wanted = _args_key(arguments)
-                match = next(((s, e) for s, e in rnd.tools.values()
-                              if e.name == name and _args_key(e.arguments) == wanted), None)
-            if match is None:
-                self._desync(rnd.llm_step, f"tool call {name!r} ({call_id}) is not in the record here",
-                             ",".join(sorted(rnd.tools)) or None, call_id)
-                return ToolDecision("live", None, reason="desync")
-            step, event = match
-            rnd.tools.pop(event.call_id, None)
-            if step >= self.cut:
-                return ToolDecision("live", step, event=None, reason="cut")
+            decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
+            if decision.action == "live":
+                if decision.reason == "desync" and decision.step is not None:
+                    self._desync(decision.step, f"tool call {name!r} ({call_id}) is not in the record here",
+                                 decision.expected, call_id)
+                    return ToolDecision("live", None, reason="desync")
+                return ToolDecision("live", decision.step, event=None, reason=decision.reason)
+            step, event = decision.step, decision.event
             self.counters.served_tool_steps += 1
             if self.recorder is not None:
                 self.recorder.tool_call(
@@ -264,12 +242,12 @@ class ReplayCursor:
     def recorded_tool(self, name: str, arguments: Any) -> ToolCallEvent | None:
         """A recorded call of ``name`` with the same (parsed) arguments in the record or a reference
         run: the first not yet used, else any. Lets an engine without real tools answer live calls."""
-        wanted = _args_key(arguments)
+        wanted = serve.arguments_key(arguments)
         fallback: ToolCallEvent | None = None
         with self._lock:
             for run in self.reference:
                 for event in run.tool_calls():
-                    if event.name != name or _args_key(event.arguments) != wanted or event.result is None:
+                    if event.name != name or serve.arguments_key(event.arguments) != wanted or event.result is None:
                         continue
                     if event.provenance == Provenance.EDITED:
                         continue
@@ -281,17 +259,14 @@ class ReplayCursor:
 
     # ----------------------------------------------------------------------------------- helpers
 
-    def _expected_fingerprint(self, event: LLMCallEvent) -> str:
+    def _expected_fingerprint(self, rnd: serve.Round) -> str:
+        event: LLMCallEvent = rnd.llm
         tools = self.record.request_tools(event.request) if self.compare_tools else None
-        return fingerprint(self.record.request_messages(event), tools)
-
-    def _go_live(self) -> None:
-        self._live = True
-        self._pending = None
+        return serve.request_fingerprint(self.record.request_messages(event), tools)
 
     def _desync(self, step: int, reason: str, expected: str | None, actual: str | None) -> None:
         self.counters.desyncs += 1
-        self._go_live()
+        self._state.go_live()
         if self.recorder is not None:
             self.recorder.desync(step, reason=reason, expected=expected, actual=actual)
 
@@ -317,15 +292,12 @@ def _served(event: LLMCallEvent | ToolCallEvent) -> Provenance:
     return Provenance.EDITED if event.provenance == Provenance.EDITED else Provenance.SERVED
 
 
-def _rounds(run: Run) -> list[_Round]:
-    rounds: list[_Round] = []
-    for step in run.steps:
-        event = step.event
-        if isinstance(event, LLMCallEvent):
-            rounds.append(_Round(step.index, event))
-        elif rounds:
-            rounds[-1].tools.setdefault(event.call_id, (step.index, event))
-    return rounds
+def _name_of(event: ToolCallEvent) -> str:
+    return event.name
+
+
+def _arguments_of(event: ToolCallEvent) -> Any:
+    return event.arguments
 
 
 def _llm_kw(event: LLMCallEvent, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -333,20 +305,6 @@ def _llm_kw(event: LLMCallEvent, overrides: dict[str, Any]) -> dict[str, Any]:
                           "api": event.request.api}
     kw.update({k: v for k, v in overrides.items() if k in ("model", "params", "api", "corr")})
     return kw
-
-
-def _args_key(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        try:
-            import json
-
-            arguments = json.loads(arguments)
-        except ValueError:
-            pass
-    try:
-        return canonical_json(arguments)
-    except TypeError:
-        return repr(arguments)
 
 
 def _apply_args_edit(response: LLMResponse, edit: Edit | None) -> LLMResponse:

@@ -1,8 +1,8 @@
 """The replay document: a pure, stdlib-only function of a run's header and events as plain JSON.
 
-This module deliberately imports nothing but the standard library and nothing from replaykit, so the
-standalone-script exporter can embed its source verbatim (``inspect.getsource``) and compute the
-*identical* document from the same data. Only ``replay_duration`` and every ``t_replay`` depend on the
+This module imports nothing but the standard library and ``replaykit.core.serve`` (stdlib-only too:
+the delta resolver and the recorded tool message), so generated code embeds the three modules
+(``canonical``, ``serve``, this one) verbatim and computes the *identical* document from the same data. Only ``replay_duration`` and every ``t_replay`` depend on the
 wall clock; every other field is a function of the input alone.
 
 Input: ``header`` is the run header and ``events`` the run's events, each as
@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from replaykit.core.serve import resolve_delta_chain, tool_message
 
 DOCUMENT_VERSION = 1
 STEP_KINDS = ("llm_call", "tool_call")
@@ -63,39 +65,6 @@ def step_summary(event: dict[str, Any]) -> str:
         return f"model: {_clip(_message_text(message))}"
     outcome = event.get("error") if event.get("status") == "error" and event.get("error") else event.get("result")
     return f"{event['name']}({_clip(_args_text(event), 60)}) -> {_clip(outcome, 80)}"
-
-
-def _tool_message(event: dict[str, Any]) -> dict[str, Any]:
-    part: dict[str, Any] = {"type": "tool_result", "tool_call_id": event["call_id"]}
-    if event.get("name") is not None:
-        part["name"] = event["name"]
-    part["content"] = event.get("result") or ""
-    part["is_error"] = event.get("status") == "error"
-    return {"role": "tool", "parts": [part]}
-
-
-def resolve_delta_chain(event: dict[str, Any], requests: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rebuild a request's full message list from its delta chain (iterative: long runs)."""
-    chain: list[dict[str, Any]] = []
-    cursor: dict[str, Any] | None = event
-    while cursor is not None:
-        context = cursor["request"].get("context", {})
-        chain.append(context)
-        base = context.get("base")
-        if base is None:
-            break
-        cursor = requests.get(base)
-        if cursor is None:
-            raise ValueError(f"unknown request base {base!r}")
-    messages: list[dict[str, Any]] = []
-    for context in reversed(chain):
-        keep = int(context.get("keep", 0)) if context.get("base") is not None else 0
-        if keep > len(messages):
-            raise ValueError(f"a request keeps {keep} messages of a request that has {len(messages)}")
-        # In place: each step only trims and extends, so the walk stays linear in the run's length.
-        del messages[keep:]
-        messages.extend(context.get("append", ()))
-    return messages
 
 
 def _add_usage(totals: dict[str, int], usage: dict[str, Any] | None) -> None:
@@ -292,7 +261,7 @@ def _conversation(events: Sequence[dict[str, Any]], resolve: Callable[[dict[str,
         event = events[pos]
         kind = event.get("kind")
         if kind == "tool_call" and event.get("result") is not None:
-            messages.append(_tool_message(event))
+            messages.append(tool_message(event))
         elif kind == "turn_start":
             messages.append(event["message"])
     return messages

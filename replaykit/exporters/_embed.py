@@ -1,16 +1,21 @@
 """Embedding replaykit's own stdlib-only modules verbatim in generated code (the standalone script and
-the LangGraph module embed ``core/replay_doc.py`` so they compute the same document as the CLI)."""
+the LangGraph module embed ``core/canonical.py``, ``core/serve.py`` and ``core/replay_doc.py`` so they
+decide and compute exactly as the CLI does)."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Sequence
 from types import ModuleType
 
 
-def module_body(module: ModuleType, rename: dict[str, str] | None = None) -> str:
+def module_body(module: ModuleType, rename: dict[str, str] | None = None,
+                provided: Sequence[str] = ()) -> str:
     """A module's source without its docstring and ``from __future__`` line; ``rename`` renames
-    top-level functions (``def old(`` -> ``def new(``)."""
+    top-level functions (``def old(`` -> ``def new(``). ``provided``: replaykit modules embedded before
+    this one, whose ``from <module> import ...`` lines are dropped (their names are already defined).
+    Any other replaykit import is an error: generated code must not need replaykit."""
     source = inspect.getsource(module)
     tree = ast.parse(source)
     drop: set[int] = set()
@@ -18,13 +23,31 @@ def module_body(module: ModuleType, rename: dict[str, str] | None = None) -> str
         is_doc = (node is tree.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
                   and isinstance(node.value.value, str))
         is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-        if is_doc or is_future:
+        is_provided = isinstance(node, ast.ImportFrom) and node.module in provided
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("replaykit") and not is_provided:
+            raise AssertionError(f"{module.__name__} imports {node.module}, which is not embedded before it")
+        if is_doc or is_future or is_provided:
             drop.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     lines = [line for i, line in enumerate(source.splitlines(), 1) if i not in drop]
     body = "\n".join(lines).strip("\n") + "\n"
     for old, new in (rename or {}).items():
         body = body.replace(f"def {old}(", f"def {new}(")
     return body
+
+
+def embedded_modules(modules: Sequence[ModuleType], rename: dict[str, str] | None = None) -> list[str]:
+    """The bodies of ``modules`` in dependency order (each may import the ones before it), checked to
+    define no top-level name twice (a later definition would silently replace an earlier one)."""
+    bodies: list[str] = []
+    seen: dict[str, str] = {}
+    for n, module in enumerate(modules):
+        body = module_body(module, rename, [m.__name__ for m in modules[:n]])
+        for name in top_level_names(body):
+            if name in seen:
+                raise AssertionError(f"embedded modules {seen[name]} and {module.__name__} both define {name}")
+            seen[name] = module.__name__
+        bodies.append(body)
+    return bodies
 
 
 def top_level_names(source: str) -> set[str]:

@@ -9,8 +9,8 @@ Safety: all trace content (messages, tool names, schemas, ids) lives in ONE data
 made pure ASCII by ``json.dumps(ensure_ascii=True)`` and written as a sequence of ``repr()`` string
 literals, so no byte of the trace is ever Python syntax. Tool functions get identifiers derived from
 the names (ASCII word characters only, deduplicated, never keywords) and look their real name up in
-the data. The support code is embedded verbatim from ``replaykit.engines.langgraph.runtime`` and
-``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
+the data. The support code is embedded verbatim from ``replaykit.core.canonical``,
+``replaykit.core.serve``, ``replaykit.engines.langgraph.runtime`` and ``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.errors import ReplaykitError
-from replaykit.exporters._embed import module_body, top_level_names
+from replaykit.exporters._embed import embedded_modules, top_level_names
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -112,7 +112,7 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
-    from replaykit.core import replay_doc
+    from replaykit.core import canonical, replay_doc, serve
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
 
@@ -120,22 +120,27 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     record = langgraph_graph.record_of(run)
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
-    reserved = top_level_names(module_body(rt)) | top_level_names(module_body(replay_doc)) | {
+    try:  # the embedded modules must not shadow each other
+        bodies = embedded_modules([canonical, serve, rt, replay_doc], {"build_graph": "build_graph_from"})
+    except AssertionError as exc:
+        raise ReplaykitError(f"internal: {exc}") from exc
+    reserved = set().union(*map(top_level_names, bodies)) | {
         "RUN_DATA", "HEADER", "EVENTS", "TOOL_SPECS", "TOOL_FUNCTIONS", "build_graph", "main", "json", "sys",
         "Any", "annotations", "_ROUTER", "build_graph_from"}
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
-    runtime_body = module_body(rt, {"build_graph": "build_graph_from"})
-    replay_body = module_body(replay_doc)
-    clash = top_level_names(runtime_body) & top_level_names(replay_body)
-    if clash:  # the two embedded modules must not shadow each other
-        raise ReplaykitError(f"internal: embedded modules share top-level names {sorted(clash)}")
+    support = bodies[0] + "\n\n" + bodies[1]
+    runtime_body, replay_body = bodies[2], bodies[3]
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
     return (
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
-        + "# " + "-" * 88 + " runtime\n"
+        + "# " + "-" * 81 + " serve decision\n"
+        + "# replaykit.core.canonical and replaykit.core.serve, verbatim: the request fingerprint, the delta\n"
+        + "# resolver and the serve position, as every replaykit engine uses them.\n"
+        + support
+        + "\n\n# " + "-" * 88 + " runtime\n"
         + "# replaykit.engines.langgraph.runtime, verbatim (build_graph renamed build_graph_from).\n"
         + runtime_body
         + "\n\n# " + "-" * 81 + " replay document\n"

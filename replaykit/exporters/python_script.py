@@ -11,7 +11,9 @@ Metadata constants use ``ascii()`` (an ASCII-only literal that evaluates back to
 docstring and comments only show a whitelisted character set.
 
 The replay engine inside the script is the source of ``replaykit.core.replay_doc`` (a pure, stdlib-only
-function also behind ``replaykit replay --json``), so both compute the same document.
+function also behind ``replaykit replay --json``), with ``replaykit.core.serve`` (the serve decision and
+delta resolver) and ``replaykit.core.canonical`` (the request fingerprint) it builds on, so both compute
+the same document and match requests by the same rule.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pydantic import BaseModel
 
 from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
-from replaykit.exporters._embed import module_body, top_level_names
+from replaykit.exporters._embed import embedded_modules, top_level_names
 
 _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
@@ -131,10 +133,11 @@ def _template_body() -> str:
 
 @lru_cache(maxsize=1)
 def _engine_source() -> str:
-    """``replaykit.core.replay_doc`` without its docstring and ``__future__`` import."""
-    from replaykit.core import replay_doc
+    """``replaykit.core.canonical``, ``serve`` and ``replay_doc`` without docstrings and ``__future__``
+    imports (and without their imports of each other)."""
+    from replaykit.core import canonical, replay_doc, serve
 
-    return module_body(replay_doc)
+    return "\n\n".join(embedded_modules([canonical, serve, replay_doc]))
 
 
 @lru_cache(maxsize=1)
@@ -197,8 +200,12 @@ def _metadata(run: Run, header: dict[str, Any]) -> str:
         ("STEP_COUNT", len(run.steps)),
         ("EVENT_COUNT", len(run.events)),
     ]
-    lines = ["# Metadata of the recorded run (the same values are in TRACE_JSON; these are for reading)."]
-    lines.extend(f"{name} = {value!a}" for name, value in values)
+    # One tuple of constants (the compiler folds it into ONE constant): however many of these values are
+    # equal to each other or to a constant of the code, the program's other constants keep their indices.
+    lines = ["# Metadata of the recorded run (the same values are in TRACE_JSON; these are for reading).",
+             ", ".join(name for name, _ in values) + " = ("]
+    lines.extend(f"    {value!a},  # {name}" for name, value in values)
+    lines.append(")")
     return "\n".join(lines) + "\n"
 
 

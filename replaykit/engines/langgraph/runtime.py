@@ -1,9 +1,10 @@
 """The LangGraph runtime of a recorded run: a model node, a ToolNode and the loop between them.
 
-This module imports only the standard library, ``langchain_core`` and ``langgraph`` and nothing from
-replaykit: ``replaykit.exporters.langgraph_source`` embeds its source verbatim into the generated
-module, so the in-memory graph (``replaykit.engines.langgraph.graph``) and the exported file run the
-very same code. Everything replaykit-specific (the live provider, the destructive-tool guard, real tool
+This module imports only the standard library, ``langchain_core``, ``langgraph`` and replaykit's
+stdlib-only ``core.serve`` (the delta resolver, the request fingerprint, the serve position):
+``replaykit.exporters.langgraph_source`` embeds ``core.canonical``, ``core.serve`` and this module
+verbatim into the generated module, so the in-memory graph (``replaykit.engines.langgraph.graph``) and
+the exported file run the very same code. Everything replaykit-specific (the live provider, the destructive-tool guard, real tool
 implementations) is plugged in through the ``live_model`` and ``live_tool`` hooks.
 
 Data are plain JSON: ``header`` and ``events`` are trace lines (``model_dump(mode="json",
@@ -14,12 +15,14 @@ How the model node decides what to answer:
 - every LangChain message the graph creates carries ``additional_kwargs["replaykit"]`` with its IR
   message, its provenance and (for served answers) the index of the recorded LLM call. A message whose
   visible fields no longer agree with that IR (someone edited it) counts as edited;
-- while the state holds only recorded content, the node serves the next recorded LLM call; when the
-  recorded request differs from the state (the harness injected or compressed messages), the state is
-  replaced by the recorded request first, so the result equals the record;
+- the position is ``serve.next_llm_index`` of the state: one past the last served answer, or the call
+  whose recorded request the state adopted;
+- while the state holds only recorded content, the node serves the recorded LLM call at that position;
+  when the recorded request differs from the state (the harness injected, compressed or re-stripped
+  messages), the state is replaced by the recorded request first, so the result equals the record;
 - once the state holds edited or live content, the node serves a recorded call only if its request
-  equals the state exactly; otherwise it calls ``live_model`` (or raises ``ReplayDesync`` when there
-  is none);
+  matches the state by ``serve.request_fingerprint`` (the cursor's rule); otherwise it calls
+  ``live_model`` (or raises ``ReplayDesync`` when there is none);
 - after the record ends: in pure replay the graph stops; in live mode a synthetic end-of-turn answer.
 
 Message ids are positional (``rk-<position>``), so a replay is deterministic and an edit can replace a
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import operator
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +53,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from replaykit.core.serve import next_llm_index, request_fingerprint, resolve_all_requests, tool_message
+
 STASH = "replaykit"
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
@@ -63,8 +69,51 @@ class ReplayDesync(RuntimeError):
     """The state no longer matches the record and there is no live model to continue with."""
 
 
+def replay_messages(left: Sequence[BaseMessage], right: Any) -> list[BaseMessage]:
+    """The messages reducer: ``add_messages``'s rule (replace by id, append the rest, ``RemoveMessage``,
+    remove all) without rebuilding an id index of the whole conversation at every superstep (which
+    made a long replay quadratic): the index of the list this reducer returned last is kept and copied."""
+    items = right if isinstance(right, list) else [right]
+    if any(not isinstance(m, BaseMessage) or m.id is None for m in items):
+        general: list[BaseMessage] = add_messages(list[Any](left), items)  # type: ignore[assignment]
+        return general  # foreign input (dicts, id-less messages): the general rule
+    merged = list(left)
+    index = _index_of(left)
+    for message in items:
+        if isinstance(message, RemoveMessage):
+            if message.id == REMOVE_ALL_MESSAGES:
+                merged, index = [], {}
+                continue
+            if message.id not in index:
+                raise ValueError(f"attempting to delete a message with an id that doesn't exist ('{message.id}')")
+            del merged[index[message.id]]
+            index = _index_of(merged)
+            continue
+        at = index.get(message.id)  # type: ignore[arg-type]
+        if at is None:
+            index[message.id] = len(merged)  # type: ignore[index]
+            merged.append(message)
+        else:
+            merged[at] = message
+    _INDEX_CACHE.clear()  # one entry: the list the graph holds now
+    _INDEX_CACHE[id(merged)] = (merged, len(merged), index)
+    return merged
+
+
+_INDEX_CACHE: dict[int, tuple[list[BaseMessage], int, dict[str, int]]] = {}
+
+
+def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
+    """Message id -> position: a copy of the cached index when ``messages`` is the list last returned
+    (and unchanged in length), else built."""
+    hit = _INDEX_CACHE.get(id(messages))
+    if hit is not None and hit[0] is messages and hit[1] == len(messages):
+        return dict(hit[2])
+    return {m.id: i for i, m in enumerate(messages) if isinstance(m.id, str)}
+
+
 class MessagesState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], replay_messages]
 
 
 def canonical(value: Any) -> str:
@@ -88,13 +137,16 @@ def lc_args(arguments: Any) -> JSON:
 
 
 def ir_to_lc(message: JSON, mid: str, provenance: str = "recorded", llm_index: int | None = None,
-             step: int | None = None) -> BaseMessage:
-    """A LangChain message for an IR message, carrying the IR itself so the round trip is exact."""
+             step: int | None = None, next_llm: int | None = None) -> BaseMessage:
+    """A LangChain message for an IR message, carrying the IR itself so the round trip is exact.
+    ``next_llm``: the message belongs to the adopted recorded request of that LLM call."""
     stash: JSON = {"ir": message, "provenance": provenance}
     if llm_index is not None:
         stash["llm_index"] = llm_index
     if step is not None:
         stash["step"] = step
+    if next_llm is not None:
+        stash["next_llm"] = next_llm
     extra = {STASH: stash}
     role = message.get("role")
     if role in ("system", "developer"):
@@ -130,6 +182,30 @@ _VERIFIED: dict[tuple[int, int, int, int, int], tuple[BaseMessage, JSON | None]]
 _VERIFIED_MAX = 200_000
 
 
+_LC_TYPE = {"system": "system", "developer": "system", "user": "human", "assistant": "ai"}
+
+
+def _agrees(message: BaseMessage, ir: JSON) -> bool:
+    """True when ``message`` shows exactly the fields ``ir_to_lc(ir)`` gives it, checked on the fields
+    themselves (building a LangChain message to compare with costs a hundred times more)."""
+    kind = _LC_TYPE.get(str(ir.get("role")), "tool")
+    if message.type != kind or not isinstance(message.content, str):
+        return False
+    if kind == "tool":
+        results = [p for p in ir.get("parts", ()) if p.get("type") == "tool_result"]
+        first = results[0] if results else {"tool_call_id": "", "content": ""}
+        return (message.content == first.get("content", "")
+                and getattr(message, "tool_call_id", None) == first.get("tool_call_id", "")
+                and getattr(message, "status", None) == ("error" if first.get("is_error") else "success"))
+    if message.content != _text(ir):
+        return False
+    calls = getattr(message, "tool_calls", None) or []
+    wanted = [p for p in ir.get("parts", ()) if p.get("type") == "tool_call"] if kind == "ai" else []
+    return len(calls) == len(wanted) and all(
+        c["id"] == p["id"] and c["name"] == p["name"] and canonical(c["args"]) == canonical(lc_args(p.get("arguments")))
+        for c, p in zip(calls, wanted, strict=True))
+
+
 def stash_of(message: BaseMessage) -> JSON | None:
     """The stash of a message whose visible fields still agree with its IR, else None."""
     key = (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
@@ -138,7 +214,9 @@ def stash_of(message: BaseMessage) -> JSON | None:
     if hit is not None and hit[0] is message:
         return hit[1]
     stash = message.additional_kwargs.get(STASH)
-    if not isinstance(stash, dict) or "ir" not in stash or _view(ir_to_lc(stash["ir"], "x")) != _view(message):
+    if not isinstance(stash, dict) or "ir" not in stash:
+        stash = None
+    elif not _agrees(message, stash["ir"]) and _view(ir_to_lc(stash["ir"], "x")) != _view(message):
         stash = None
     if len(_VERIFIED) >= _VERIFIED_MAX:
         _VERIFIED.clear()
@@ -176,41 +254,13 @@ def lc_to_ir(message: BaseMessage) -> JSON:
 # ------------------------------------------------------------------------------------ the record
 
 
-def resolve_messages(event: JSON, requests: dict[str, JSON]) -> list[JSON]:
-    """A request's full message list, rebuilt from its delta chain (iterative: long runs)."""
-    chain: list[JSON] = []
-    cursor: JSON | None = event
-    while cursor is not None:
-        context = cursor["request"].get("context", {})
-        chain.append(context)
-        base = context.get("base")
-        cursor = requests.get(base) if base is not None else None
-        if base is not None and cursor is None:
-            raise ValueError(f"unknown request base {base!r}")
-    messages: list[JSON] = []
-    for context in reversed(chain):
-        keep = int(context.get("keep", 0)) if context.get("base") is not None else 0
-        messages = messages[:keep] + list(context.get("append", ()))
-    return messages
-
-
-def tool_message(event: JSON) -> JSON:
-    """The tool-role IR message of a recorded tool call event (as ``Run.conversation`` builds it)."""
-    part: JSON = {"type": "tool_result", "tool_call_id": event["call_id"]}
-    if event.get("name") is not None:
-        part["name"] = event["name"]
-    part["content"] = event.get("result") or ""
-    part["is_error"] = event.get("status") == "error"
-    return {"role": "tool", "parts": [part]}
-
-
 class Record:
     """Lookups over a recorded run: its LLM calls with full requests, its tool calls, its tools."""
 
     def __init__(self, header: JSON, events: Sequence[JSON]) -> None:
         self.header = header
         self.events = list(events)
-        requests: dict[str, JSON] = {}
+        full = resolve_all_requests(self.events)
         tool_sets: dict[str, list[JSON]] = {}
         self.llm: list[JSON] = []
         self.requests: list[list[JSON]] = []
@@ -223,8 +273,6 @@ class Record:
             kind = event.get("kind")
             if kind == "tools":
                 tool_sets[event["hash"]] = event["tools"]
-            if kind in ("llm_call", "error") and event.get("request") is not None:
-                requests[event["id"]] = event
             if kind in ("llm_call", "tool_call"):
                 self.step_of[event["id"]] = len(self.step_of)
             if kind == "llm_call":
@@ -232,7 +280,7 @@ class Record:
                     if part.get("type") == "tool_call":
                         asked[part["id"]] = event["id"]
                 self.llm.append(event)
-                self.requests.append(resolve_messages(event, requests))
+                self.requests.append(full[event["id"]])
                 self.tools_of.append(tool_sets.get(event["request"].get("tools_ref") or "", []))
             elif kind == "tool_call":
                 self.tool_calls.append(event)
@@ -240,10 +288,7 @@ class Record:
                 if owner_id is not None:
                     self._owner[event["id"]] = owner_id
         self.llm_index = {e["id"]: i for i, e in enumerate(self.llm)}
-        # Requests by length: candidates for an exact match are compared with == (no re-encoding).
-        self._by_length: dict[int, list[int]] = {}
-        for i, request in enumerate(self.requests):
-            self._by_length.setdefault(len(request), []).append(i)
+        self._by_fingerprint: dict[str, int] | None = None
         # Tool results by the recorded LLM call that asked for them, then by call id.
         self._tool_by_call: dict[tuple[int | None, str], JSON] = {}
         self._tool_by_key: dict[tuple[str, str], JSON] = {}
@@ -269,10 +314,13 @@ class Record:
         return list(specs.values())
 
     def match_request(self, messages: list[JSON]) -> int | None:
-        for index in self._by_length.get(len(messages), ()):
-            if self.requests[index] == messages:
-                return index
-        return None
+        """The first recorded LLM call whose request matches ``messages`` by the serve rule (the
+        request fingerprint). Built on first use: a pure replay never needs it."""
+        if self._by_fingerprint is None:
+            self._by_fingerprint = {}
+            for index, request in enumerate(self.requests):
+                self._by_fingerprint.setdefault(request_fingerprint(request), index)
+        return self._by_fingerprint.get(request_fingerprint(messages))
 
     def recorded_tool(self, llm_index: int | None, call_id: str, name: str, args: JSON) -> JSON | None:
         """The recorded tool event for this exact call (same asking LLM call, id, name and arguments)."""
@@ -331,8 +379,50 @@ class ReplayLog:
 
 
 def _stamp(message: JSON, position: int, provenance: str, llm_index: int | None = None,
-           step: int | None = None) -> BaseMessage:
-    return ir_to_lc(message, message_id(position), provenance, llm_index, step)
+           step: int | None = None, next_llm: int | None = None) -> BaseMessage:
+    return ir_to_lc(message, message_id(position), provenance, llm_index, step, next_llm)
+
+
+class StateView:
+    """``stash_of`` of every message of a state, with what the model node asks of them (all pure? the
+    next recorded call, the IR list), kept across calls: only messages not seen at the same place last
+    time are checked again, so a long replay stays linear (the graph hands the same objects back)."""
+
+    def __init__(self) -> None:
+        self._messages: list[BaseMessage] = []
+        self.stashes: list[JSON | None] = []
+        self._pure: list[bool] = []  # all messages up to here pure
+        self._next: list[int] = []  # next_llm_index up to here
+
+    def update(self, messages: Sequence[BaseMessage]) -> StateView:
+        old = self._messages
+        same = min(len(old), len(messages))
+        if same:
+            flags = list(map(operator.is_, old[:same], messages[:same]))
+            same = flags.index(False) if False in flags else same
+        del self.stashes[same:], self._pure[same:], self._next[same:]
+        pure = self._pure[-1] if self._pure else True
+        nxt = self._next[-1] if self._next else 0
+        for message in messages[same:]:
+            stash = stash_of(message)
+            self.stashes.append(stash)
+            pure = pure and stash is not None and stash.get("provenance") in PURE
+            nxt = max(nxt, next_llm_index((stash,)))
+            self._pure.append(pure)
+            self._next.append(nxt)
+        self._messages = list(messages)
+        return self
+
+    @property
+    def pure(self) -> bool:
+        return self._pure[-1] if self._pure else True
+
+    @property
+    def next_llm(self) -> int:
+        return self._next[-1] if self._next else 0
+
+    def irs(self) -> list[JSON]:
+        return [s["ir"] for s in self.stashes if s is not None]
 
 
 class ModelNode:
@@ -342,34 +432,23 @@ class ModelNode:
         self.record = record
         self.log = log
         self.live_model = live_model
-        self._checked: list[tuple[BaseMessage, JSON | None]] = []
-
-    def _stashes(self, messages: Sequence[BaseMessage]) -> list[JSON | None]:
-        """``stash_of`` of every message, re-checking only those not seen at the same place last time."""
-        checked = self._checked
-        same = 0
-        limit = min(len(checked), len(messages))
-        while same < limit and checked[same][0] is messages[same]:
-            same += 1
-        self._checked = checked = checked[:same] + [(m, stash_of(m)) for m in messages[same:]]
-        return [stash for _, stash in checked]
+        self._view = StateView()
 
     def __call__(self, state: MessagesState) -> JSON:
         messages = state["messages"]
-        stashes = self._stashes(messages)
-        pure = all(s is not None and s.get("provenance") in PURE for s in stashes)
-        if pure:
-            return self._serve_next(messages, stashes)
+        view = self._view.update(messages)
+        if view.pure:
+            return self._serve_next(messages, view)
         current = [lc_to_ir(m) for m in messages]
         index = self.record.match_request(current)
         if index is not None:
             return self._serve(index, current, len(messages), replace=False)
         return self._live(current, len(messages), "the state differs from every recorded request")
 
-    def _serve_next(self, messages: Sequence[BaseMessage], stashes: list[JSON | None]) -> JSON:
-        last = max((s["llm_index"] for s in stashes if s is not None and "llm_index" in s), default=-1)
-        index = last + 1
-        current = [s["ir"] for s in stashes if s is not None]
+    def _serve_next(self, messages: Sequence[BaseMessage], view: StateView) -> JSON:
+        index = view.next_llm
+        stashes = view.stashes
+        current = view.irs()
         if index >= len(self.record.llm):
             if self.live_model is not None:
                 return self._synthetic(current, len(messages))
@@ -389,20 +468,20 @@ class ModelNode:
             return {"messages": out}
         request = self.record.requests[index]
         prefix = request[: len(current)] == current
-        return self._serve(index, current, len(messages), replace=not prefix)
+        return self._serve(index, current, len(messages), replace=not prefix, stashes=stashes)
 
-    def _serve(self, index: int, current: list[JSON], position: int, *, replace: bool) -> JSON:
+    def _serve(self, index: int, current: list[JSON], position: int, *, replace: bool,
+               stashes: Sequence[JSON | None] | None = None) -> JSON:
         request = self.record.requests[index]
         event = self.record.llm[index]
         out: list[Any] = []
         if replace:
-            # The harness rewrote the context (compression, injected notes): adopt the recorded request.
-            out = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
-            out += [_stamp(m, i, "recorded") for i, m in enumerate(request)]
-            position = len(request)
+            # The harness rewrote the context (compression, injected notes, re-serialized arguments):
+            # adopt the recorded request.
+            out = adopt_request(request, current, stashes, index)
         else:
             out += [_stamp(m, position + i, "recorded") for i, m in enumerate(request[len(current):])]
-            position = len(request)
+        position = len(request)
         out.append(_stamp(event["response"]["message"], position, "served", index, self.record.step_of[event["id"]]))
         self.log.add({"kind": "llm", "provenance": "served", "llm_index": index, "step": self.record.step_of[event["id"]],
                       "request": request, "response": event["response"]})
@@ -534,24 +613,35 @@ def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolR
 def turn_input(record: Record, index: int, state: list[JSON],
                stashes: Sequence[JSON | None] | None = None) -> list[Any]:
     """What to send the graph to start recorded LLM call ``index`` from ``state``."""
-    request = record.requests[index]
-    if request[: len(state)] == state:
-        return [_stamp(m, len(state) + i, "recorded") for i, m in enumerate(request[len(state):])]
-    if len(request) >= len(state) and [_without_details(m) for m in request[: len(state)]] == [
-        _without_details(m) for m in state
-    ]:
-        # The same conversation; the record's copies carry wire details (provider_details, e.g. how the
-        # content was shaped on the wire). Adopt them: same positional ids, so add_messages replaces;
-        # each kept message keeps its provenance and its place in the record (llm_index, step).
-        out: list[Any] = []
-        for i, m in enumerate(request):
-            old = stashes[i] if stashes is not None and i < len(stashes) else None
-            if old is None:
-                out.append(_stamp(m, i, "recorded"))
-            else:
-                out.append(_stamp(m, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
-        return out
-    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *(_stamp(m, i, "recorded") for i, m in enumerate(request))]
+    return adopt_request(record.requests[index], state, stashes, index)
+
+
+def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON | None] | None,
+                  index: int) -> list[Any]:
+    """The updates that turn ``state`` into the recorded ``request`` of LLM call ``index``.
+
+    Message by message when the request is the same conversation (same roles, at least as long): equal
+    messages are left alone (so a long replay stays linear), a copy that differs only in wire details
+    (provider_details) keeps its provenance and place in the record (llm_index, step), one the harness
+    rewrote (re-stripped text, re-serialized arguments) becomes ``recorded``; same positional ids, so
+    the reducer replaces. Anything else (a compressed context) replaces the whole state. New and
+    rewritten messages are marked as the request of call ``index``: the model node serves it next."""
+    differ = [i for i, same in enumerate(map(operator.is_, request, state)) if not same]
+    if len(request) < len(state) or any(request[i].get("role") != state[i].get("role") for i in differ):
+        return [RemoveMessage(id=REMOVE_ALL_MESSAGES),
+                *(_stamp(m, i, "recorded", next_llm=index) for i, m in enumerate(request))]
+    out: list[Any] = []
+    for i in differ:
+        new, old_ir = request[i], state[i]
+        if new == old_ir:
+            continue
+        old = (stashes[i] if stashes is not None and i < len(stashes) else None) or {}
+        if _without_details(new) == _without_details(old_ir):
+            out.append(_stamp(new, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
+        else:
+            out.append(_stamp(new, i, "recorded", old.get("llm_index"), old.get("step"), next_llm=index))
+    out += [_stamp(m, len(state) + i, "recorded", next_llm=index) for i, m in enumerate(request[len(state):])]
+    return out
 
 
 def _without_details(message: JSON) -> JSON:
@@ -566,11 +656,7 @@ def _without_details(message: JSON) -> JSON:
 
 
 def next_recorded_call(messages: Sequence[BaseMessage]) -> int:
-    for message in reversed(messages):
-        stash = stash_of(message)
-        if stash is not None and "llm_index" in stash:
-            return int(stash["llm_index"]) + 1
-    return 0
+    return next_llm_index(stash_of(m) for m in messages)
 
 
 def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync") -> Any:
@@ -585,27 +671,19 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
     graph leaves the record (a real tool, a live model), later recorded user turns are still sent."""
     messages: list[BaseMessage] = []
     index = 0
+    view = StateView()
     while index < len(record.llm):
-        state = [lc_to_ir(m) for m in messages]
-        new = turn_input(record, index, state, [stash_of(m) for m in messages])
+        view.update(messages)
+        state = [lc_to_ir(m) for m in messages] if not view.pure else view.irs()
+        new = turn_input(record, index, state, view.stashes)
         if getattr(graph, "checkpointer", None) is None:
-            # No checkpointer: the graph keeps no state between invokes; replace by id, append the rest.
-            merged = list(messages)
-            position = {m.id: i for i, m in enumerate(merged)}
-            for item in new:
-                if isinstance(item, RemoveMessage):
-                    merged, position = [item], {}
-                elif item.id in position:
-                    merged[position[item.id]] = item
-                else:
-                    position[item.id] = len(merged)
-                    merged.append(item)
-            new = merged
+            # No checkpointer: the graph keeps no state between invokes; send the whole updated state.
+            new = replay_messages(messages, new)
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
         if any(provenance_of(m) not in PURE for m in messages):
             return continue_turns(graph, record, messages, config, durability=durability)
-        following = next_recorded_call(messages)
+        following = view.update(messages).next_llm
         if following <= index:
             raise ReplayDesync(f"the graph made no progress at recorded LLM call {index}")
         index = following
