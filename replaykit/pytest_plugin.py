@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +69,15 @@ def cassette_path(request: pytest.FixtureRequest, marker: pytest.Mark | None = N
 def replaykit_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     """The test's active cassette (``.session.counters``: served / recorded / misses / provider calls)."""
     marker = request.node.get_closest_marker(_MARK)
+    problem = None
     try:
         cassette = Cassette(cassette_path(request, marker), _mode(request, marker), label=request.node.nodeid,
                             metadata={"test": request.node.nodeid})
         cassette.start()
     except ReplaykitError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        problem = str(exc)
+    if problem is not None:
+        pytest.fail(problem, pytrace=False)
     request.node.stash[_CASSETTE] = cassette
     yield cassette
     # A failing test never replaces (or truncates) a cassette: a new recording is only committed on success.
@@ -106,7 +109,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[Any]:
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[Any]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if report.when == "call":
         item.stash[_CALL_FAILED] = item.stash.get(_CALL_FAILED, False) or report.failed
