@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -88,6 +89,7 @@ class Cassette:
         self._writer: RunWriter | None = None
         self._tmp: Path | None = None
         self._fresh = False
+        self._detach: Callable[[], None] | None = None
 
     # ---------------------------------------------------------------------------------- lifecycle
 
@@ -108,6 +110,10 @@ class Cassette:
                 if recorder is None else "")
         self.session = Session(recorder=recorder, index=RequestIndex(run) if run is not None else None,
                                repeat=self.mode == "hybrid", label=self.label, where=str(self.path), hint=hint)
+        if recorder is not None and "langgraph" in sys.modules:
+            from replaykit.adapters.langgraph import attach
+
+            self._detach = attach(self.session)  # graph positions, checkpoint ids, tool node calls
         _transport.install()
         _transport.activate(self.session)
         return self.session
@@ -119,6 +125,9 @@ class Cassette:
             return
         _transport.deactivate(session)
         _transport.uninstall()
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
         recorder = session.recorder
         if recorder is not None and self._writer is not None:
             if self._fresh:
