@@ -101,11 +101,24 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     results = []
     history: list[dict[str, Any]] | None = None
     t2 = time.perf_counter()
-    for message in spec.get("turns", ["Say hello"]):
-        res = agent.run_conversation(message, conversation_history=history)
-        history = res.get("messages")
-        results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
-                                                   "api_calls", "session_id", "turn_exit_reason")})
+    cassette = None
+    if spec.get("cassette"):
+        from replaykit.adapters.cassette import Cassette
+
+        cassette = Cassette(spec["cassette"], spec.get("cassette_mode", "once"), label="hermes", framework="hermes")
+        cassette.start()
+    try:
+        for message in spec.get("turns", ["Say hello"]):
+            res = agent.run_conversation(message, conversation_history=history)
+            history = res.get("messages")
+            results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
+                                                       "api_calls", "session_id", "turn_exit_reason")})
+    finally:
+        counters = None
+        if cassette is not None:
+            session = cassette.session
+            counters = {**session.counters.to_json(), "misses": session.misses} if session else None
+            cassette.stop()
     t_run = time.perf_counter() - t2
     t3 = time.perf_counter()
     if spec.get("wait_subagents"):
@@ -121,6 +134,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "hermes_version": hermes_version,
         "timings": {"import": t_import, "init": t_init, "run": t_run, "wait": t_wait},
         "threads": [t.name for t in threading.enumerate()],
+        "cassette": counters,
     }
 
 

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from replaykit.adapters.openai._session import Exchange, Session
-from replaykit.adapters.openai._wire import llm_api, parse_sse, render_sse
+from replaykit.adapters.openai._wire import llm_api, parse_sse, render_sse, stream_finished
 from replaykit.core import codecs
 
 _lock = threading.RLock()
@@ -101,6 +101,7 @@ def _record_body(session: Session, ex: Exchange, status: int, headers: Any, body
 def _record_stream(session: Session, ex: Exchange, body: bytes, complete: bool) -> None:
     try:
         events = parse_sse(body)
+        complete = complete or stream_finished(ex.api, body, events)
         try:
             response = codecs.assemble_stream(ex.api, events)
         except Exception:

@@ -47,6 +47,17 @@ def parse_sse(data: bytes) -> list[dict[str, Any]]:
     return out
 
 
+_TERMINAL_EVENTS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def stream_finished(api: str, raw: bytes, events: list[dict[str, Any]]) -> bool:
+    """Did the provider finish the stream? (Clients stop reading at ``[DONE]`` without draining it.)"""
+    if api == "openai-chat":
+        return b"[DONE]" in raw or any(
+            c.get("finish_reason") for e in events for c in (e.get("choices") or []) if isinstance(c, dict))
+    return any(e.get("type") in _TERMINAL_EVENTS for e in events)
+
+
 def _frame(body: dict[str, Any], event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(body, separators=(',', ':'), ensure_ascii=False)}\n\n".encode()
