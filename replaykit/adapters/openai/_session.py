@@ -121,8 +121,12 @@ class Session:
             if self.recorder is not None:
                 self.recorder.opaque("replaykit.adapters.openai", "undecodable_request",
                                      {"api": api, "body": raw[:2000].decode("utf-8", "replace")})
-            return Exchange(api, {}, None, task, "pass" if self.recorder is not None else "miss",
-                            miss=None if self.recorder is not None else self._miss_text(None, None))
+                return Exchange(api, {}, None, task, "pass")
+            text = self._miss_text(None, None)
+            with self._lock:
+                self.counters.misses += 1
+                self.misses.append(text)
+            return Exchange(api, {}, None, task, "miss", miss=text)
         with self._lock:
             if self.index is not None:
                 hit = self.index.take(request.messages, task, repeat=self.repeat)

@@ -31,6 +31,7 @@ _active: list[Session] = []  # a stack: the innermost active block wins
 _installed = 0
 _originals: dict[tuple[type, str], Any] = {}
 _PACKAGES = ("httpx", "httpx2")
+_tees: dict[str, tuple[type, type]] = {}  # package name -> its tee stream classes
 
 
 def active_session() -> Session | None:
@@ -123,9 +124,9 @@ def _note(session: Session, ex: Exchange, exc: Exception) -> None:
 
 def _stream_classes(mod: Any) -> tuple[type, type]:
     """Tee byte streams built on ``mod``'s stream bases (the client checks them with isinstance)."""
-    cached = getattr(mod, "_replaykit_tees", None)
+    cached = _tees.get(mod.__name__)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     class SyncTee(mod.SyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, inner: Any, done: Callable[[bytes, bool], None]) -> None:
@@ -169,7 +170,7 @@ def _stream_classes(mod: Any) -> tuple[type, type]:
                 self._finished = True
                 self._done(bytes(self._buf), complete)
 
-    mod._replaykit_tees = (SyncTee, AsyncTee)
+    _tees[mod.__name__] = (SyncTee, AsyncTee)
     return SyncTee, AsyncTee
 
 
