@@ -9,6 +9,8 @@ imported on first use)::
     result = replaykit.diff_runs(run, other)           # first divergence and its cause
     with replaykit.record("my-run"): agent.run_sync("...")   # every OpenAI model call in the block
     with replaykit.serve("my-run"): agent.run_sync("...")    # answered from the run, 0 requests sent
+    replaykit.export(run, "python", "run.py")          # any single-run format (replaykit.exporters.FORMATS)
+    replaykit.play(run, "openai", replaykit.PlayOptions(base_url=..., model=...))   # a live engine
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _EXPORTS = {
     "serve": "replaykit.adapters.cassette",
     "Cassette": "replaykit.adapters.cassette",
     "CassetteMiss": "replaykit.adapters.openai",
+    "play": "replaykit.engines",
+    "export": "replaykit.exporters",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
