@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -35,7 +36,7 @@ from replaykit import __version__
 from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
 from replaykit.core.errors import BadInput, ReplaykitError, TraceError, UnknownSchemaVersion
-from replaykit.core.ir import LLMCallEvent, RunHeader, Source
+from replaykit.core.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
 from replaykit.core.match import RequestIndex
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
@@ -71,6 +72,70 @@ def load_cassette(path: Path) -> Run:
         raise BadInput(f"cannot read cassette {path}: {exc.strerror or exc}") from exc
 
 
+class _LinkedRuns:
+    """Calls made inside a LangGraph subgraph go to a linked child run (lineage ``subagent``), one file per
+    subgraph invocation beside the cassette, announced in the parent by ``subagent`` start/stop events.
+    A new recording's child files are committed with it (temporary files, moved on success)."""
+
+    def __init__(self, parent: Recorder, folder: Path, *, atomic: bool) -> None:
+        self.parent = parent
+        self.folder = folder
+        self.atomic = atomic
+        self._lock = threading.Lock()
+        self._children: dict[str, tuple[Recorder, RunWriter, Path, Path | None]] = {}
+
+    def recorder_for(self, key: str, name: str, extra: dict[str, Any]) -> Recorder:
+        with self._lock:
+            child = self._children.get(key)
+            if child is not None:
+                return child[0]
+            n = len(self._children)
+            run_id = run_id_for(f"{self.parent.run_id}.{name}-{n}")
+            while not self.atomic and (self.folder / f"{run_id}.jsonl").exists():  # appending: never clobber
+                n += 1
+                run_id = run_id_for(f"{self.parent.run_id}.{name}-{n}")
+            final = self.folder / f"{run_id}.jsonl"
+            start = self.parent.subagent("start", child_run_id=run_id, child_session_id=extra.get("checkpoint_ns"),
+                                         role="subgraph", goal=name)
+            header = RunHeader(
+                run_id=run_id, created_at=utc_now_iso(), source=self.parent.header.source,
+                title=f"subgraph {name}", tags=["cassette", "subgraph"],
+                lineage=Lineage(relation="subagent", parent_run_id=self.parent.run_id, parent_event_id=start.id,
+                                details={"subgraph": name, "checkpoint_ns": extra.get("checkpoint_ns")}),
+            )
+            tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp") if self.atomic else None
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+            writer = RunWriter(tmp or final, header)
+            recorder = Recorder(header, writer, keep_events=False)
+            self._children[key] = (recorder, writer, final, tmp)
+            return recorder
+
+    def close(self, ok: bool) -> None:
+        with self._lock:
+            for recorder, writer, final, tmp in self._children.values():
+                recorder.run_end(None, status="completed" if ok else "failed")
+                writer.close()
+                self.parent.subagent("stop", child_run_id=recorder.run_id, status="completed" if ok else "failed")
+                if tmp is not None:
+                    if ok:
+                        os.replace(tmp, final)
+                    else:
+                        tmp.unlink(missing_ok=True)
+            self._children.clear()
+
+
+def linked_runs(run: Run, folder: Path) -> list[Run]:
+    """The child runs a cassette's ``subagent`` events name that exist beside it."""
+    out = []
+    for event in run.events:
+        if isinstance(event, SubagentEvent) and event.phase == "start" and event.child_run_id:
+            path = folder / f"{event.child_run_id}.jsonl"
+            if path.exists():
+                out.append(load_cassette(path))
+    return out
+
+
 class Cassette:
     """One cassette file under one record mode (a context manager; ``session`` while active)."""
 
@@ -90,6 +155,7 @@ class Cassette:
         self._tmp: Path | None = None
         self._fresh = False
         self._detach: Callable[[], None] | None = None
+        self._linked: _LinkedRuns | None = None
 
     # ---------------------------------------------------------------------------------- lifecycle
 
@@ -108,8 +174,12 @@ class Cassette:
             recorder = self._fresh_recording()
         hint = ("re-record with --replaykit-record-mode=all, or use new_episodes / hybrid to add it"
                 if recorder is None else "")
-        self.session = Session(recorder=recorder, index=RequestIndex(run) if run is not None else None,
-                               repeat=self.mode == "hybrid", label=self.label, where=str(self.path), hint=hint)
+        index = RequestIndex(run, linked_runs(run, self.path.parent)) if run is not None else None
+        self.session = Session(recorder=recorder, index=index, repeat=self.mode == "hybrid", label=self.label,
+                               where=str(self.path), hint=hint)
+        if recorder is not None:
+            self._linked = _LinkedRuns(recorder, self.path.parent, atomic=self._tmp is not None)
+            self.session.linked = self._linked
         if recorder is not None and "langgraph" in sys.modules:
             from replaykit.adapters.langgraph import attach
 
@@ -129,6 +199,9 @@ class Cassette:
             self._detach()
             self._detach = None
         recorder = session.recorder
+        if self._linked is not None:
+            self._linked.close(ok)
+            self._linked = None
         if recorder is not None and self._writer is not None:
             if self._fresh:
                 recorder.run_end(session.final_answer, status="completed" if ok else "failed")

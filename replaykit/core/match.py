@@ -107,6 +107,7 @@ class _Entry:
     event: LLMCallEvent
     messages: list[Message]
     task: str | None
+    run_id: str | None = None  # set for a linked run's calls (not the main run's)
     served: int = 0
 
 
@@ -116,34 +117,39 @@ class Miss:
 
     nearest_step: int | None
     difference: Difference | None
+    run_id: str | None = None  # the linked run holding the nearest step (None: the main run)
 
     def describe(self) -> str:
         if self.nearest_step is None:
             return "the cassette holds no model call"
         diff = self.difference.describe() if self.difference else "same messages, other request fields"
-        return f"nearest recorded step {self.nearest_step}, first difference at {diff}"
+        where = f" of linked run {self.run_id}" if self.run_id else ""
+        return f"nearest recorded step {self.nearest_step}{where}, first difference at {diff}"
 
 
 @dataclass
 class RequestIndex:
-    """The LLM calls of a recorded run, looked up by fingerprint (thread-safe)."""
+    """The LLM calls of a recorded run (and of its linked runs: subgraphs, subagents), looked up by
+    fingerprint (thread-safe)."""
 
     run: Run
+    linked: Sequence[Run] = ()
     _by_fp: dict[str, list[_Entry]] = field(default_factory=dict)
     _entries: list[_Entry] = field(default_factory=list)
     _task_labels: dict[Hashable, str | None] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        for step in self.run.steps:
-            event = step.event
-            if not isinstance(event, LLMCallEvent):
-                continue
-            messages = self.run.request_messages(event)
-            task = event.corr.task_id if event.corr is not None else None
-            entry = _Entry(step.index, event, messages, task)
-            self._entries.append(entry)
-            self._by_fp.setdefault(fingerprint(messages), []).append(entry)
+        for run in (self.run, *self.linked):
+            for step in run.steps:
+                event = step.event
+                if not isinstance(event, LLMCallEvent):
+                    continue
+                messages = run.request_messages(event)
+                task = event.corr.task_id if event.corr is not None else None
+                entry = _Entry(step.index, event, messages, task, None if run is self.run else run.run_id)
+                self._entries.append(entry)
+                self._by_fp.setdefault(fingerprint(messages), []).append(entry)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -175,4 +181,4 @@ class RequestIndex:
         actual = normalized_messages(messages)
         best = max(self._entries,
                    key=lambda e: (shared_prefix(normalized_messages(e.messages), actual), -e.served, -e.step))
-        return Miss(best.step, first_difference(best.messages, messages))
+        return Miss(best.step, first_difference(best.messages, messages), best.run_id)

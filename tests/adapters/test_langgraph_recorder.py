@@ -11,7 +11,7 @@ import pytest
 
 from replaykit.adapters.cassette import Cassette
 from replaykit.adapters.langgraph import record_graph
-from replaykit.core.ir import LLMCallEvent
+from replaykit.core.ir import LLMCallEvent, SubagentEvent
 from replaykit.core.run import Run
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.adapters.recorder_support import CLOSED_URL, FINAL, TOOLS, cli, weather, weather_policy
@@ -79,8 +79,16 @@ def test_graph_recorded_with_positions_then_replayed_offline(tmp_path: Path) -> 
         sent = len(srv.llm_requests)
     assert contents[-1] == FINAL and sent == 3
     run = Run.load(path)
-    assert [s.kind for s in run.steps] == ["llm", "tool", "llm", "llm"]
-    first, tool, _, summary = (s.event for s in run.steps)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "llm"]  # the subgraph's call is in a linked run
+    starts = [e for e in run.events if isinstance(e, SubagentEvent)]
+    assert [(e.phase, e.role, e.goal) for e in starts] == [("start", "subgraph", "summary"),
+                                                           ("stop", None, None)]
+    child = Run.load(path.parent / f"{starts[0].child_run_id}.jsonl")
+    assert child.header.lineage is not None and child.header.lineage.relation == "subagent"
+    assert child.header.lineage.parent_run_id == run.run_id and child.header.lineage.parent_event_id == starts[0].id
+    assert [s.kind for s in child.steps] == ["llm"] and child.final_answer == FINAL
+    first, tool, _ = (s.event for s in run.steps)
+    summary = child.steps[0].event
     assert isinstance(first, LLMCallEvent) and first.corr and first.corr.extra
     assert first.corr.extra["langgraph_node"] == "agent" and first.corr.extra["thread_id"] == "t1"
     assert first.corr.extra["checkpoint_id"] in checkpoints
@@ -110,8 +118,12 @@ def test_record_graph_api_validates_and_replays(tmp_path: Path, store_dir: Path)
         run_graph(build_graph(srv.base_url))
     assert session.counters.recorded == 3
     run = Run.load(path)
+    assert len(run.llm_calls()) == 2
     assert run.header.source.framework == "langgraph" and run.meta["framework_version"]
-    code, out, _ = cli("validate", str(path), "--json")
-    assert code == 0 and json.loads(out)["valid"]
-    code, out, _ = cli("replay", str(path), "--json")
-    assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0
+    children = [p for p in tmp_path.iterdir() if p.name.startswith("lg-run.summary-")]
+    assert len(children) == 1
+    for trace in (path, children[0]):
+        code, out, _ = cli("validate", str(trace), "--json")
+        assert code == 0 and json.loads(out)["valid"]
+        code, out, _ = cli("replay", str(trace), "--json")
+        assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from replaykit.core import codecs
 from replaykit.core.canonical import canonical_json, fingerprint
@@ -62,6 +62,7 @@ class Exchange:
     response: LLMResponse | None = None  # served
     step: int | None = None  # served: the recorded step
     miss: str | None = None  # miss: the explanation
+    extra: dict[str, Any] | None = None  # framework position (LangGraph node, checkpoint...) at request time
 
     @property
     def streamed(self) -> bool:
@@ -78,6 +79,12 @@ class Counters:
 
     def to_json(self) -> dict[str, int]:
         return dict(self.__dict__)
+
+
+class LinkedRuns(Protocol):
+    """Where calls made inside a subgraph go: one linked child run per subgraph invocation."""
+
+    def recorder_for(self, key: str, name: str, extra: dict[str, Any]) -> Recorder: ...
 
 
 class Session:
@@ -99,8 +106,11 @@ class Session:
         self.misses: list[str] = []
         #: callables returning correlation extras for the current call (framework adapters add them)
         self.context_providers: list[Callable[[], dict[str, Any] | None]] = []
+        #: set by a cassette that records subgraphs as linked runs (``corr.extra.subgraph``)
+        self.linked: LinkedRuns | None = None
         self._lock = threading.RLock()
-        self._pending: dict[str, tuple[ToolCallPart, str | None]] = {}  # call id -> (call, llm event id)
+        # call id -> (the call, the llm_call event that asked for it, the recorder that wrote that event)
+        self._pending: dict[str, tuple[ToolCallPart, str | None, Recorder | None]] = {}
         self._claimed: set[str] = set()
         self._labels: dict[Hashable, str] = {}
         self._attempts: dict[tuple[Hashable, str], int] = {}
@@ -133,7 +143,7 @@ class Session:
                 if hit is not None:
                     step, event = hit
                     self.counters.served += 1
-                    self._note_calls(event.response, event.id)
+                    self._note_calls(event.response, None, None)  # served: its event is not in this session
                     return Exchange(api, body, request, task, "serve", response=event.response, step=step)
             if self.recorder is None:
                 miss = self.index.explain(request.messages) if self.index is not None else Miss(None, None)
@@ -141,9 +151,11 @@ class Session:
                 self.counters.misses += 1
                 self.misses.append(text)
                 return Exchange(api, body, request, task, "miss", miss=text)
-            self._record_tool_results(request.messages)
-            self._maybe_turn_start(request.messages)
-        return Exchange(api, body, request, task, "live")
+            extra = self._extra()
+            recorder = self._recorder(extra)
+            self._record_tool_results(recorder, request.messages)
+            self._maybe_turn_start(recorder, request.messages)
+        return Exchange(api, body, request, task, "live", extra=extra)
 
     def _miss_text(self, miss: Miss | None, request: DecodedRequest | None) -> str:
         where = f" {self.where}" if self.where else ""
@@ -158,15 +170,27 @@ class Session:
         with self._lock:
             self.counters.provider_calls += 1
 
-    def _corr(self, task: Hashable) -> Correlation:
-        label = self._labels.setdefault(task, f"task-{len(self._labels)}")
+    def _extra(self) -> dict[str, Any] | None:
         extra: dict[str, Any] = {}
         for provider in self.context_providers:
             try:
                 extra.update(provider() or {})
             except Exception:  # noqa: S112  # a framework hook must never break the call
                 continue
-        return Correlation(task_id=label, extra=extra or None)
+        return extra or None
+
+    def _recorder(self, extra: dict[str, Any] | None) -> Recorder:
+        """The parent run's recorder, or the linked run of the subgraph this call happens in."""
+        assert self.recorder is not None
+        if self.linked is None or not extra or not extra.get("subgraph"):
+            return self.recorder
+        ns = str(extra.get("checkpoint_ns", ""))
+        key = ns.rsplit("|", 1)[0] if "|" in ns else str(extra["subgraph"])
+        return self.linked.recorder_for(key, str(extra["subgraph"]), extra)
+
+    def _corr(self, task: Hashable, extra: dict[str, Any] | None) -> Correlation:
+        label = self._labels.setdefault(task, f"task-{len(self._labels)}")
+        return Correlation(task_id=label, extra=extra)
 
     def _split(self, request: DecodedRequest) -> tuple[str | None, dict[str, Any]]:
         params = dict(request.params)
@@ -184,18 +208,20 @@ class Session:
         if incomplete:
             details["stream_incomplete"] = True
         with self._lock:
+            recorder = self._recorder(ex.extra)
             fp = fingerprint(ex.request.messages)
             attempt = self._attempts.pop((ex.task, fp), 0) + 1
-            event = self.recorder.llm_call(
+            event = recorder.llm_call(
                 ex.request.messages, response, api=ex.api, model=model, tools=ex.request.tools,
                 params=params, duration=round(time.monotonic() - ex.started, 6), attempt=attempt,
-                corr=self._corr(ex.task), fingerprint=fp, provider_details=details or None,
+                corr=self._corr(ex.task, ex.extra), fingerprint=fp, provider_details=details or None,
             )
             self.counters.recorded += 1
-            self._note_calls(response, event.id)
+            self._note_calls(response, event.id, recorder)
             if not response.message.tool_calls and response.finish_reason not in ("length", "error"):
-                self.final_answer = response.message.text
-                self.recorder.turn_end(self.final_answer, sync=False)
+                if recorder is self.recorder:
+                    self.final_answer = response.message.text
+                recorder.turn_end(response.message.text, sync=False)
 
     def fail(self, ex: Exchange, *, message: str, error_type: str, status_code: int | None = None) -> None:
         """Record a failed attempt (HTTP error status or transport error)."""
@@ -206,11 +232,11 @@ class Session:
         with self._lock:
             key = (ex.task, fingerprint(ex.request.messages))
             self._attempts[key] = self._attempts.get(key, 0) + 1
-            self.recorder.llm_error(
+            self._recorder(ex.extra).llm_error(
                 ex.request.messages, message=message[:2000], error_type=error_type, status_code=status_code,
                 retryable=retryable, attempt=self._attempts[key], api=ex.api, model=model,
                 tools=ex.request.tools, params=params, duration=round(time.monotonic() - ex.started, 6),
-                corr=self._corr(ex.task),
+                corr=self._corr(ex.task, ex.extra),
             )
             self.counters.errors += 1
 
@@ -223,41 +249,43 @@ class Session:
             return
         with self._lock:
             self._claimed.add(call_id)
-            call, llm_id = self._pending.pop(call_id, (None, None))
-            self.recorder.tool_call(
+            call, llm_id, origin = self._pending.pop(call_id, (None, None, None))
+            recorder = self._recorder(corr_extra)
+            recorder.tool_call(
                 call_id, name, arguments if arguments is not None else (call.arguments if call else None),
                 raw_arguments=call.raw_arguments if call is not None else None, result=result,
-                status=status, error=error, llm_call_id=llm_id, duration=duration,
+                status=status, error=error, llm_call_id=llm_id if origin is recorder else None, duration=duration,
                 corr=Correlation(tool_call_id=call_id, extra=corr_extra or None),
             )
 
-    def _note_calls(self, response: LLMResponse, llm_id: str | None) -> None:
+    def _note_calls(self, response: LLMResponse, llm_id: str | None, recorder: Recorder | None) -> None:
         for call in response.message.tool_calls:
             if call.id not in self._claimed:
-                self._pending[call.id] = (call, llm_id)
+                self._pending[call.id] = (call, llm_id, recorder)
 
-    def _record_tool_results(self, messages: list[Message]) -> None:
-        if not self._pending or self.recorder is None:
+    def _record_tool_results(self, recorder: Recorder, messages: list[Message]) -> None:
+        if not self._pending:
             return
         for message in messages:
             for part in message.tool_results:
                 pending = self._pending.pop(part.tool_call_id, None)
                 if pending is None:
                     continue
-                call, llm_id = pending
-                self.recorder.tool_call(
+                call, llm_id, origin = pending
+                recorder.tool_call(
                     call.id, call.name, call.arguments, raw_arguments=call.raw_arguments, result=part.content,
-                    result_blocks=part.blocks, status="error" if part.is_error else "ok", llm_call_id=llm_id,
+                    result_blocks=part.blocks, status="error" if part.is_error else "ok",
+                    llm_call_id=llm_id if origin is recorder else None,
                     corr=Correlation(tool_call_id=call.id),
                     provider_details={"source": "the result the framework sent back to the model"},
                 )
 
-    def _maybe_turn_start(self, messages: list[Message]) -> None:
-        if self.recorder is None or not messages or messages[-1].role != "user":
+    def _maybe_turn_start(self, recorder: Recorder, messages: list[Message]) -> None:
+        if not messages or messages[-1].role != "user":
             return
         key = canonical_json([m.model_dump(mode="json", exclude_none=True) for m in messages])
         if key == self._last_turn:
             return  # a retry of the same request
         self._last_turn = key
-        self.recorder.turn_start(messages[-1], turn=self._turns)
+        recorder.turn_start(messages[-1], turn=self._turns)
         self._turns += 1
