@@ -259,3 +259,13 @@ def test_cassette_plays_on_every_engine(tmp_path: Path, engine: str) -> None:
     assert sent == 1  # steps 0-1 served from the cassette, step 2 live
     new = Run.load(next(store.rglob(f"{played['run_id']}.jsonl")))
     assert new.final_answer == "Played answer." and new.header.lineage is not None
+
+
+@pytest.mark.parametrize("recorded_stream", [False, True])
+def test_served_in_the_shape_the_client_asks_for(tmp_path: Path, recorded_stream: bool) -> None:
+    path = tmp_path / "c.jsonl"
+    with ScriptedServer(weather_policy()) as srv, Cassette(path, "once"):
+        chat_agent(srv.base_url, stream=recorded_stream)
+    with Cassette(path, "none") as served:  # parameters are not compared: the other shape is rendered
+        assert chat_agent(CLOSED_URL, stream=not recorded_stream) == FINAL
+    assert served.counters.served == 2

@@ -97,3 +97,22 @@ def test_record_agent_api_and_cli(tmp_path: Path, store_dir: Path) -> None:
     assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0
     with replaykit.serve("pai-run"):
         assert make_agent(CLOSED_URL).run_sync("Weather in Paris?").output == FINAL
+
+
+def test_parallel_tool_calls_recorded_and_served(tmp_path: Path) -> None:
+    from replaykit.testing.scripted_server import ToolCall, sequence_policy
+
+    both = [ToolCall("get_weather", {"city": "Paris"}), ToolCall("get_weather", {"city": "Oslo"})]
+    path = tmp_path / "parallel.jsonl"
+    with ScriptedServer(sequence_policy([both], final_text=FINAL)) as srv, Cassette(path, "once"):
+        assert make_agent(srv.base_url).run_sync("Weather in Paris and Oslo?").output == FINAL
+    run = Run.load(path)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "tool", "llm"]
+    first = run.llm_calls()[0]
+    calls = {t.call_id: t for t in run.tool_calls()}
+    assert set(calls) == {c.id for c in first.response.message.tool_calls}
+    assert {json.loads(t.result or "{}")["city"] for t in calls.values()} == {"Paris", "Oslo"}
+    assert all(t.llm_call_id == first.id for t in calls.values())
+    with Cassette(path, "none") as served:
+        assert make_agent(CLOSED_URL).run_sync("Weather in Paris and Oslo?").output == FINAL
+    assert served.counters.served == 2 and served.counters.provider_calls == 0
