@@ -113,6 +113,7 @@ class Session:
         self._pending: dict[str, tuple[ToolCallPart, str | None, Recorder | None]] = {}
         self._claimed: set[str] = set()
         self._labels: dict[Hashable, str] = {}
+        self._chat_prefix: dict[Hashable, tuple[list[Any], list[Message]]] = {}  # task -> last raw + decoded
         self._attempts: dict[tuple[Hashable, str], int] = {}
         self._last_turn: str | None = None
         self._turns = 0
@@ -125,7 +126,7 @@ class Session:
         task = task_key()
         try:
             body = json.loads(raw or b"{}")
-            request = codecs.decode_request(api, body)
+            request = self._decode(api, body, task)
         except (ValueError, CodecError):
             # Not a body the codecs understand: let it through untouched (and say so in the record).
             if self.recorder is not None:
@@ -156,6 +157,26 @@ class Session:
             self._record_tool_results(recorder, request.messages)
             self._maybe_turn_start(recorder, request.messages)
         return Exchange(api, body, request, task, "live", extra=extra)
+
+    def _decode(self, api: str, body: Any, task: Hashable) -> DecodedRequest:
+        """Decode a request body. Chat requests of a task repeat the previous one's messages and add a
+        few: the shared prefix reuses the already decoded messages (compared as raw JSON, in C), so each
+        call decodes only its new messages and the Recorder's delta check is an identity check."""
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if api != "openai-chat" or not isinstance(messages, list):
+            return codecs.decode_request(api, body)
+        with self._lock:
+            prev_raw, prev_decoded = self._chat_prefix.get(task, ([], []))
+        n, limit = 0, min(len(prev_raw), len(messages))
+        while n < limit and prev_raw[n] == messages[n]:
+            n += 1
+        tail = codecs.decode_request(api, {**body, "messages": messages[n:]})
+        decoded = DecodedRequest(messages=[*prev_decoded[:n], *tail.messages], tools=tail.tools, params=tail.params)
+        with self._lock:
+            self._chat_prefix[task] = (messages, decoded.messages)
+            while len(self._chat_prefix) > 64:  # bounded: finished tasks fall out
+                self._chat_prefix.pop(next(iter(self._chat_prefix)))
+        return decoded
 
     def _miss_text(self, miss: Miss | None, request: DecodedRequest | None) -> str:
         where = f" {self.where}" if self.where else ""
