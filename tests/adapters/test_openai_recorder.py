@@ -269,3 +269,25 @@ def test_served_in_the_shape_the_client_asks_for(tmp_path: Path, recorded_stream
     with Cassette(path, "none") as served:  # parameters are not compared: the other shape is rendered
         assert chat_agent(CLOSED_URL, stream=not recorded_stream) == FINAL
     assert served.counters.served == 2
+
+
+def test_transport_wired_by_hand(tmp_path: Path) -> None:
+    """No patching: one client built with ``RecordingTransport`` records into a Recorder of its own."""
+    from replaykit.adapters.openai import RecordingTransport, active_session, recording_session
+    from replaykit.core.ir import RunHeader
+    from replaykit.core.recorder import Recorder
+    from replaykit.core.store import RunWriter
+
+    package = "httpx2" if int(openai.__version__.split(".")[0]) >= 3 else "httpx"
+    http = pytest.importorskip(package)
+    header = RunHeader(run_id="by-hand", created_at="2026-12-01T00:00:00Z")
+    recorder = Recorder(header, RunWriter(tmp_path / "by-hand.jsonl", header))
+    session = recording_session(recorder)
+    with ScriptedServer(weather_policy()) as srv:
+        client = openai.OpenAI(base_url=srv.base_url, api_key="sk-test", max_retries=0,
+                               http_client=http.Client(transport=RecordingTransport(session, package=package)))
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    recorder.close()
+    assert active_session() is None and reply.choices[0].message.content == FINAL
+    run = Run.load(tmp_path / "by-hand.jsonl")
+    assert [s.kind for s in run.steps] == ["llm"] and run.llm_calls()[0].response.message.text == FINAL

@@ -212,11 +212,12 @@ class _Router:
 
 
 class RecordingTransport(_Router):
-    """A sync httpx transport that records (or serves) model calls through ``session``."""
+    """A sync httpx transport that records (or serves) model calls through ``session``. ``inner`` is the
+    real transport (default: ``HTTPTransport()`` of ``package``, "httpx" or "httpx2" for openai 3.x)."""
 
-    def __init__(self, session: Session | None = None, inner: Any = None) -> None:
+    def __init__(self, session: Session | None = None, inner: Any = None, *, package: str = "httpx") -> None:
         if inner is None:
-            inner = importlib.import_module("httpx").HTTPTransport()
+            inner = importlib.import_module(package).HTTPTransport()
         super().__init__(inner, session)
 
     def handle_request(self, request: Any) -> Any:
@@ -253,9 +254,9 @@ class RecordingTransport(_Router):
 class AsyncRecordingTransport(_Router):
     """The async twin of ``RecordingTransport`` (``httpx.AsyncClient(transport=...)``)."""
 
-    def __init__(self, session: Session | None = None, inner: Any = None) -> None:
+    def __init__(self, session: Session | None = None, inner: Any = None, *, package: str = "httpx") -> None:
         if inner is None:
-            inner = importlib.import_module("httpx").AsyncHTTPTransport()
+            inner = importlib.import_module(package).AsyncHTTPTransport()
         super().__init__(inner, session)
 
     async def handle_async_request(self, request: Any) -> Any:
