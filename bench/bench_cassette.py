@@ -8,6 +8,8 @@ call, or the final answer last), so the baseline is the client's own cost per ca
 
 - record: the same loop inside ``Cassette(path, "all")`` (every request decoded, delta-encoded, written);
 - serve: the same loop inside ``Cassette(path, "none")`` (matched by fingerprint, answered from the run);
+- in-transport: the time spent inside replaykit's session (decode, match, record) per call, measured in
+  the same recording run as the client's whole call, so machine load cancels out of the ratio;
 - size: the trace file against the sum of the request bodies (linear vs quadratic).
 
     PYTHONPATH=$PWD python bench/bench_cassette.py [--calls 500] [--json]
@@ -76,26 +78,51 @@ def _conversation(calls: int) -> tuple[float, int]:
     return time.perf_counter() - start, sent
 
 
+def _timed(cls: Any, names: tuple[str, ...], spent: list[float]) -> None:
+    """Wrap ``cls``'s methods so the time spent in them adds up in ``spent[0]``."""
+    for name in names:
+        original = getattr(cls, name)
+
+        def timed(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - start
+
+        setattr(cls, name, timed)
+
+
 def bench(calls: int) -> list[dict[str, object]]:
     from replaykit.adapters.cassette import Cassette
+    from replaykit.adapters.openai import Session
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.jsonl"
         _conversation(20)  # warm-up (imports, pydantic schemas)
         baseline, sent = _conversation(calls)
+        spent = [0.0]
+        _timed(Session, ("open", "finish"), spent)
         with Cassette(path, "all") as session:
             recorded, _ = _conversation(calls)
         assert session.counters.recorded == calls, session.counters
+        in_record = spent[0]
         size = path.stat().st_size
+        spent[0] = 0.0
         with Cassette(path, "none") as session:
             served, _ = _conversation(calls)
         assert session.counters.served == calls and not session.misses, session.counters
+        in_serve = spent[0]
     per_call = 1e3 / calls
     return [
         {"bench": f"cassette record, ms/call ({calls} calls)", "replaykit": recorded * per_call,
          "baseline": baseline * per_call, "ratio": recorded / baseline},
         {"bench": f"cassette serve, ms/call ({calls} calls)", "replaykit": served * per_call,
          "baseline": baseline * per_call, "ratio": served / baseline},
+        {"bench": "in-transport record, ms/call vs client", "replaykit": in_record * per_call,
+         "baseline": (recorded - in_record) * per_call, "ratio": in_record / (recorded - in_record)},
+        {"bench": "in-transport serve, ms/call vs client", "replaykit": in_serve * per_call,
+         "baseline": (served - in_serve) * per_call, "ratio": in_serve / (served - in_serve)},
         {"bench": "cassette trace bytes vs request bytes", "replaykit": size, "baseline": sent,
          "ratio": size / sent},
     ]

@@ -20,7 +20,7 @@ pytest.importorskip("langgraph")
 pytest.importorskip("openai")
 
 
-def build_graph(base_url: str) -> Any:
+def build_graph(base_url: str, *, failing: bool = False) -> Any:
     import openai
     from langchain_core.messages import AIMessage, convert_to_openai_messages
     from langchain_core.tools import tool
@@ -41,6 +41,8 @@ def build_graph(base_url: str) -> Any:
     @tool("weather")
     def weather_tool(city: str) -> str:
         """Current weather of a city."""
+        if failing:
+            raise ValueError(f"no station in {city}")
         return weather(city)
 
     def agent(state: MessagesState) -> dict[str, Any]:
@@ -56,7 +58,7 @@ def build_graph(base_url: str) -> Any:
 
     graph = StateGraph(MessagesState)
     graph.add_node("agent", agent)
-    graph.add_node("tools", ToolNode([weather_tool]))
+    graph.add_node("tools", ToolNode([weather_tool], handle_tool_errors=True))
     graph.add_node("summary", sub.compile())
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: "summary"})
@@ -127,3 +129,12 @@ def test_record_graph_api_validates_and_replays(tmp_path: Path, store_dir: Path)
         assert code == 0 and json.loads(out)["valid"]
         code, out, _ = cli("replay", str(trace), "--json")
         assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0
+
+
+def test_tool_node_error_recorded_with_status(tmp_path: Path) -> None:
+    path = tmp_path / "lg-error.jsonl"
+    with ScriptedServer(weather_policy()) as srv, Cassette(path, "once"):
+        run_graph(build_graph(srv.base_url, failing=True))
+    tool = Run.load(path).tool_calls()
+    assert len(tool) == 1 and tool[0].status == "error" and "no station in Paris" in (tool[0].error or "")
+    assert tool[0].duration is not None
