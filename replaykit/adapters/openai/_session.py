@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core.canonical import canonical_json
 from replaykit.core.codecs import DecodedRequest
 from replaykit.core.errors import CodecError, ReplaykitError
 from replaykit.core.ir import Correlation, LLMResponse, Message, ToolCallPart
@@ -114,7 +114,7 @@ class Session:
         self._claimed: set[str] = set()
         self._labels: dict[Hashable, str] = {}
         self._chat_prefix: dict[Hashable, tuple[list[Any], list[Message]]] = {}  # task -> last raw + decoded
-        self._attempts: dict[tuple[Hashable, str], int] = {}
+        self._attempts: dict[tuple[Hashable, int, int], int] = {}
         self._last_turn: str | None = None
         self._turns = 0
         self.final_answer: str | None = None
@@ -218,6 +218,15 @@ class Session:
         model = params.pop("model", None)
         return (model if isinstance(model, str) else None), params
 
+    @staticmethod
+    def _attempt_key(ex: Exchange) -> tuple[Hashable, int, int]:
+        # A retry re-sends the same body: its decoded messages are the previous attempt's objects (prefix
+        # reuse), so task + length + the last message's identity name the request in O(1). (The request
+        # fingerprint is not stored at record time: it is O(conversation) per call and replay recomputes
+        # it from the messages anyway.)
+        messages = ex.request.messages if ex.request is not None else []
+        return ex.task, len(messages), id(messages[-1]) if messages else 0
+
     def finish(self, ex: Exchange, response: LLMResponse, *, incomplete: bool = False) -> None:
         """Record a live request that succeeded (``incomplete``: the client stopped reading a stream)."""
         if self.recorder is None or ex.request is None:
@@ -230,12 +239,11 @@ class Session:
             details["stream_incomplete"] = True
         with self._lock:
             recorder = self._recorder(ex.extra)
-            fp = fingerprint(ex.request.messages)
-            attempt = self._attempts.pop((ex.task, fp), 0) + 1
+            attempt = self._attempts.pop(self._attempt_key(ex), 0) + 1
             event = recorder.llm_call(
                 ex.request.messages, response, api=ex.api, model=model, tools=ex.request.tools,
                 params=params, duration=round(time.monotonic() - ex.started, 6), attempt=attempt,
-                corr=self._corr(ex.task, ex.extra), fingerprint=fp, provider_details=details or None,
+                corr=self._corr(ex.task, ex.extra), provider_details=details or None,
             )
             self.counters.recorded += 1
             self._note_calls(response, event.id, recorder)
@@ -251,7 +259,7 @@ class Session:
         model, params = self._split(ex.request)
         retryable = status_code is None or status_code in _RETRYABLE or status_code >= 500
         with self._lock:
-            key = (ex.task, fingerprint(ex.request.messages))
+            key = self._attempt_key(ex)
             self._attempts[key] = self._attempts.get(key, 0) + 1
             self._recorder(ex.extra).llm_error(
                 ex.request.messages, message=message[:2000], error_type=error_type, status_code=status_code,
@@ -287,7 +295,12 @@ class Session:
     def _record_tool_results(self, recorder: Recorder, messages: list[Message]) -> None:
         if not self._pending:
             return
-        for message in messages:
+        tail: list[Message] = []
+        for message in reversed(messages):  # results answer the last assistant turn: scan only after it
+            if message.role == "assistant":
+                break
+            tail.append(message)
+        for message in reversed(tail):
             for part in message.tool_results:
                 pending = self._pending.pop(part.tool_call_id, None)
                 if pending is None:

@@ -117,9 +117,13 @@ def _record_stream(session: Session, ex: Exchange, body: bytes, complete: bool) 
 
 
 def _note(session: Session, ex: Exchange, exc: Exception) -> None:
-    if session.recorder is not None:
+    if session.recorder is None:
+        return
+    try:
         session.recorder.opaque("replaykit.adapters.openai", "unrecorded_response",
                                 {"api": ex.api, "error": f"{type(exc).__name__}: {exc}"[:500]})
+    except Exception:  # noqa: S110  # the run is already closed (a stream read after its block ended)
+        pass
 
 
 def _stream_classes(mod: Any) -> tuple[type, type]:
