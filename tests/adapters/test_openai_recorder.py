@@ -58,6 +58,7 @@ def test_chat_recorded_then_served_offline(tmp_path: Path, stream: bool) -> None
     assert run.final_answer == FINAL and run.status == "completed"
     assert bool((run.llm_calls()[0].provider_details or {}).get("streamed")) is stream
     _assert_exact_requests(run, bodies)
+    assert b"sk-test" not in path.read_bytes()  # headers (the API key) are never recorded
 
     before = path.read_bytes()
     with Cassette(path, "none") as served:  # the server is gone: any request leaving would fail
