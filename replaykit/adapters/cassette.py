@@ -141,7 +141,7 @@ class Cassette:
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "once", *, label: str = "",
                  framework: str = "openai", title: str | None = None,
-                 metadata: dict[str, Any] | None = None, atomic: bool = True) -> None:
+                 metadata: dict[str, Any] | None = None, atomic: bool = True, http: bool = True) -> None:
         self.path = Path(path)
         self.mode = check_mode(mode, label)
         self.label = label
@@ -149,6 +149,7 @@ class Cassette:
         self.title = title
         self.metadata = dict(metadata or {})
         self.atomic = atomic
+        self.http = http  # False: no httpx patching (a framework-level recorder feeds the session)
         self.session: Session | None = None
         self.recorded_run: Run | None = None
         self._writer: RunWriter | None = None
@@ -184,8 +185,9 @@ class Cassette:
             from replaykit.adapters.langgraph import attach
 
             self._detach = attach(self.session)  # graph positions, checkpoint ids, tool node calls
-        _transport.install()
-        _transport.activate(self.session)
+        if self.http:
+            _transport.install()
+            _transport.activate(self.session)
         return self.session
 
     def stop(self, ok: bool = True) -> None:
@@ -193,8 +195,9 @@ class Cassette:
         session = self.session
         if session is None:
             return
-        _transport.deactivate(session)
-        _transport.uninstall()
+        if self.http:
+            _transport.deactivate(session)
+            _transport.uninstall()
         if self._detach is not None:
             self._detach()
             self._detach = None
@@ -260,12 +263,13 @@ class Cassette:
 @contextlib.contextmanager
 def record(run_id: str | None = None, *, store: str | os.PathLike[str] | None = None,
            path: str | os.PathLike[str] | None = None, framework: str = "openai",
-           title: str | None = None, metadata: dict[str, Any] | None = None) -> Iterator[Session]:
+           title: str | None = None, metadata: dict[str, Any] | None = None, http: bool = True) -> Iterator[Session]:
     """Record every OpenAI model call made in the block (any httpx / httpx2 client) as a new run.
 
     The run goes to ``path``, else to the store (``store`` or the default) as ``run_id`` (new id when
     omitted); events are on disk as they happen. If the block raises, the run is kept, marked failed.
-    ``session.recorder.run_id`` is the run's id.
+    ``session.recorder.run_id`` is the run's id. ``http=False``: nothing is patched; a framework-level
+    recorder (``replaykit.adapters.pydantic_ai.recording_model``) feeds ``session`` instead.
     """
     if path is None:
         rid = validate_run_id(run_id) if run_id else new_run_id(framework.replace("_", "-"))
@@ -276,7 +280,8 @@ def record(run_id: str | None = None, *, store: str | os.PathLike[str] | None = 
         target = Path(path)
     if target.exists():
         raise BadInput(f"run file already exists: {target} (choose another run id or path)")
-    cassette = Cassette(target, "all", framework=framework, title=title, metadata=metadata, atomic=False)
+    cassette = Cassette(target, "all", framework=framework, title=title, metadata=metadata, atomic=False,
+                        http=http)
     session = cassette.start()
     ok = False
     try:

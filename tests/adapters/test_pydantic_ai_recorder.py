@@ -116,3 +116,41 @@ def test_parallel_tool_calls_recorded_and_served(tmp_path: Path) -> None:
     with Cassette(path, "none") as served:
         assert make_agent(CLOSED_URL).run_sync("Weather in Paris and Oslo?").output == FINAL
     assert served.counters.served == 2 and served.counters.provider_calls == 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_model_without_http_recorded_by_the_model_wrapper(tmp_path: Path, stream: bool) -> None:
+    """A FunctionModel makes no HTTP call: record_agent(wrap_model=True) records at the model."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import DeltaToolCall, FunctionModel
+
+    def answer(messages: list[Any], info: Any) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("get_weather", {"city": "Paris"}, tool_call_id="c1")])
+        return ModelResponse(parts=[TextPart(FINAL)])
+
+    async def answer_stream(messages: list[Any], info: Any) -> Any:
+        if len(messages) == 1:
+            yield {0: DeltaToolCall(name="get_weather", json_args='{"city": "Paris"}', tool_call_id="c1")}
+        else:
+            yield FINAL
+
+    agent: Agent[None, str] = Agent(FunctionModel(answer, stream_function=answer_stream), name="fn-agent")
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """Current weather of a city."""
+        return weather(city)
+
+    path = tmp_path / "fn.jsonl"
+    with record_agent(agent, path=path, wrap_model=True) as session:
+        assert run_agent(agent, "Weather in Paris?", stream) == FINAL
+    assert session.counters.recorded == 2 and session.counters.provider_calls == 0
+    run = Run.load(path)
+    assert [s.kind for s in run.steps] == ["llm", "tool", "llm"] and run.final_answer == FINAL
+    assert run.tool_calls()[0].name == "get_weather" and run.tool_calls()[0].llm_call_id == run.llm_calls()[0].id
+    assert run.request_messages(run.llm_calls()[0])[-1].text == "Weather in Paris?"
+    assert [t.name for t in run.request_tools(run.llm_calls()[0].request) or []] == ["get_weather"]
+    assert run.meta["recorded_at"] == "model"
+    code, out, _ = cli("replay", str(path), "--json")
+    assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0

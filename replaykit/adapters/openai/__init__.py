@@ -14,7 +14,7 @@ the duration of a block (see docs/testing.md).
 
 from __future__ import annotations
 
-from replaykit.adapters.openai._session import CassetteMiss, Counters, Session, task_key
+from replaykit.adapters.openai._session import CassetteMiss, Counters, Exchange, Session, task_key
 from replaykit.adapters.openai._transport import (
     AsyncRecordingTransport,
     RecordingTransport,
@@ -30,6 +30,7 @@ __all__ = [
     "AsyncRecordingTransport",
     "CassetteMiss",
     "Counters",
+    "Exchange",
     "RecordingTransport",
     "Session",
     "activate",

@@ -152,11 +152,20 @@ class Session:
                 self.counters.misses += 1
                 self.misses.append(text)
                 return Exchange(api, body, request, task, "miss", miss=text)
+        return self.begin(request, api, body, task)
+
+    def begin(self, request: DecodedRequest, api: str = "openai-chat", body: dict[str, Any] | None = None,
+              task: Hashable | None = None) -> Exchange:
+        """Start recording a live model request given already decoded (a framework-level recorder, e.g.
+        a PydanticAI model wrapper, calls this; ``finish`` / ``fail`` end it)."""
+        task = task_key() if task is None else task
+        with self._lock:
             extra = self._extra()
-            recorder = self._recorder(extra)
-            self._record_tool_results(recorder, request.messages)
-            self._maybe_turn_start(recorder, request.messages)
-        return Exchange(api, body, request, task, "live", extra=extra)
+            if self.recorder is not None:
+                recorder = self._recorder(extra)
+                self._record_tool_results(recorder, request.messages)
+                self._maybe_turn_start(recorder, request.messages)
+        return Exchange(api, body or {}, request, task, "live", extra=extra)
 
     def _decode(self, api: str, body: Any, task: Hashable) -> DecodedRequest:
         """Decode a request body. Chat requests of a task repeat the previous one's messages and add a
