@@ -184,7 +184,11 @@ class Cassette:
         if recorder is not None and "langgraph" in sys.modules:
             from replaykit.adapters.langgraph import attach
 
-            self._detach = attach(self.session)  # graph positions, checkpoint ids, tool node calls
+            try:
+                self._detach = attach(self.session)  # graph positions, checkpoint ids, tool node calls
+            except BaseException:
+                self.stop(ok=False)  # nothing half-written is left behind
+                raise
         if self.http:
             _transport.install()
             _transport.activate(self.session)
@@ -195,7 +199,7 @@ class Cassette:
         session = self.session
         if session is None:
             return
-        if self.http:
+        if self.http and session in _transport.active_sessions():
             _transport.deactivate(session)
             _transport.uninstall()
         if self._detach is not None:
@@ -251,6 +255,10 @@ class Cassette:
         return Recorder(header, self._writer, keep_events=False)
 
     def _append_to(self, run: Run) -> Recorder:
+        if run.report is not None and run.report.torn_tail:
+            # Appending after a partial line would glue the next event to it: refuse, change nothing.
+            raise BadInput(f"cassette {self.path} ends with a torn line (an interrupted write): delete its last "
+                           "line, or re-record with --replaykit-record-mode=all")
         self._writer = RunWriter(self.path, run.header, exist_ok=True)
         recorder = Recorder(run.header, self._writer, keep_events=False)
         last = next((e for e in reversed(run.events) if isinstance(e, LLMCallEvent)), None)

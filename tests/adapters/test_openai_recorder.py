@@ -292,3 +292,17 @@ def test_transport_wired_by_hand(tmp_path: Path) -> None:
     assert active_session() is None and reply.choices[0].message.content == FINAL
     run = Run.load(tmp_path / "by-hand.jsonl")
     assert [s.kind for s in run.steps] == ["llm"] and run.llm_calls()[0].response.message.text == FINAL
+
+
+def test_torn_cassette_serves_but_refuses_appends(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    with ScriptedServer(weather_policy()) as srv, Cassette(path, "once"):
+        chat_agent(srv.base_url)
+    with path.open("ab") as fh:
+        fh.write(b'{"seq": 99, "kind": "llm_ca')  # a crash in the middle of a write
+    before = path.read_bytes()
+    with Cassette(path, "none"):
+        assert chat_agent(CLOSED_URL) == FINAL  # every complete event is still there
+    with pytest.raises(BadInput, match="torn line"):
+        Cassette(path, "new_episodes").start()
+    assert path.read_bytes() == before

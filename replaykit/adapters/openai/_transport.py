@@ -39,6 +39,11 @@ def active_session() -> Session | None:
         return _active[-1] if _active else None
 
 
+def active_sessions() -> list[Session]:
+    with _lock:
+        return list(_active)
+
+
 def activate(session: Session) -> None:
     with _lock:
         _active.append(session)
