@@ -306,3 +306,45 @@ def test_torn_cassette_serves_but_refuses_appends(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="torn line"):
         Cassette(path, "new_episodes").start()
     assert path.read_bytes() == before
+
+
+def test_identical_requests_of_two_tasks_keep_their_own_answers(tmp_path: Path) -> None:
+    """Two threads send the same request twice, interleaved, and got different answers: replayed one
+    thread after the other, each still gets its own recorded answers (matched per task, not by order)."""
+    import threading
+
+    from replaykit.testing.scripted_server import ReplyList, text
+
+    def ask(url: str) -> str:
+        client = openai.OpenAI(base_url=url, api_key="sk-test", max_retries=0)
+        reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        return reply.choices[0].message.content or ""
+
+    path = tmp_path / "c.jsonl"
+    got: dict[str, list[str]] = {"x": [], "y": []}
+    turns = [threading.Event() for _ in range(4)]
+
+    def worker(name: str, mine: list[int], url: str) -> None:
+        for i in mine:  # x asks 1st and 3rd, y 2nd and 4th
+            if i:
+                turns[i - 1].wait(10)
+            got[name].append(ask(url))
+            turns[i].set()
+
+    with ScriptedServer(ReplyList([text(a) for a in "ABCD"])) as srv, Cassette(path, "once"):
+        threads = [threading.Thread(target=worker, args=("x", [0, 2], srv.base_url)),
+                   threading.Thread(target=worker, args=("y", [1, 3], srv.base_url))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+    assert got == {"x": ["A", "C"], "y": ["B", "D"]}
+
+    replayed: dict[str, list[str]] = {}
+    with Cassette(path, "none"):
+        for name in ("x", "y"):  # one after the other this time, each on its own thread
+            thread = threading.Thread(target=lambda n=name: replayed.setdefault(n, [ask(CLOSED_URL),
+                                                                                  ask(CLOSED_URL)]))
+            thread.start()
+            thread.join(20)
+    assert replayed == {"x": ["A", "C"], "y": ["B", "D"]}

@@ -40,13 +40,26 @@ class CassetteMiss(ReplaykitError):
     """A model request that the cassette does not hold, in a mode that may not go live."""
 
 
+_thread_token = threading.local()
+
+
+class _ThreadToken:
+    """Stands for one thread (thread idents are reused once a thread ends; this object is not)."""
+
+
 def task_key() -> Hashable:
-    """The live task a request belongs to: the running asyncio task, else the thread."""
+    """The live task a request belongs to: the running asyncio task, else the thread. The key object
+    itself identifies it (kept referenced by the session), so a later task never inherits it."""
     try:
         task = asyncio.current_task()
     except RuntimeError:
         task = None
-    return ("task", id(task)) if task is not None else ("thread", threading.get_ident())
+    if task is not None:
+        return task
+    token = getattr(_thread_token, "value", None)
+    if token is None:
+        token = _thread_token.value = _ThreadToken()
+    return token
 
 
 @dataclass
