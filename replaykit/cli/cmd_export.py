@@ -12,13 +12,15 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from replaykit.cli._common import add_json, add_store, console, load_run, print_json
+from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
 
 SINGLE_RUN = {
     "python": "replaykit.exporters.python_script",
     "langgraph": "replaykit.exporters.langgraph_source",
     "pydantic-ai": "replaykit.exporters.pydantic_ai_source",
     "html": "replaykit.exporters.html_report",
+    "atif": "replaykit.exporters.atif",
+    "otel": "replaykit.exporters.otel",
 }
 TRAINING = ("openai-jsonl", "sharegpt", "trl")
 
@@ -34,6 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
+    parser.add_argument("--include-content", action="store_true",
+                        help="otel: write message content, tool arguments and results (opt-in by the conventions)")
+    parser.add_argument("--otlp-endpoint", metavar="URL", default=None,
+                        help="otel: also send the spans to this OTLP/HTTP collector")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -65,10 +71,34 @@ def handle(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise BadInput(f"{out} is a directory")
     run = load_run(args, args.runs[0])
-    info: dict[str, Any] = module.export(run, out)
+    info: dict[str, Any] = module.export(run, out, **_interop_options(args))
     document = {"run_id": run.run_id, "format": args.format, "path": str(out), **info}
     if args.json:
         print_json(document)
     else:
         console().print(f"exported {run.run_id} as {args.format} -> {out}")
     return 0
+
+
+def _interop_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Options of the interchange formats: subagent runs from the store, and the otel flags."""
+    from replaykit.core.errors import BadInput
+
+    if args.format not in ("atif", "otel"):
+        if args.include_content or args.otlp_endpoint:
+            raise BadInput("--include-content and --otlp-endpoint apply to --format otel")
+        return {}
+    store = open_store(args)
+
+    def children(run_id: str) -> Any:
+        try:
+            return store.load(run_id)
+        except BadInput:
+            return None
+
+    options: dict[str, Any] = {"children": children}
+    if args.format == "otel":
+        options.update(include_content=args.include_content, otlp_endpoint=args.otlp_endpoint)
+    elif args.include_content or args.otlp_endpoint:
+        raise BadInput("--include-content and --otlp-endpoint apply to --format otel")
+    return options

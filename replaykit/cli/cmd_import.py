@@ -16,6 +16,8 @@ IMPORTERS = {
     "anthropic": "replaykit.adapters.provider_logs:import_anthropic",
     "hermes-unroll": "replaykit.adapters.hermes.import_unroll:import_unroll",
     "hermes-session": "replaykit.adapters.hermes.import_session:import_session",
+    "atif": "replaykit.adapters.atif:import_atif",
+    "otel": "replaykit.adapters.otel:import_otel",
 }
 
 
