@@ -395,7 +395,8 @@ class _RunReader:
         out: dict[str, Any] = {
             "t": float(info["t"]) if isinstance(info.get("t"), int | float) else self.t(span),
             "duration": info.get("duration") if self.exact else round((span.end_ns - span.start_ns) / 1e9, 6),
-            "provenance": Provenance(info["provenance"]) if info.get("provenance") in set(Provenance)
+            # Only an exact copy keeps its provenance: anything rebuilt from span attributes is reconstructed.
+            "provenance": Provenance(info["provenance"]) if self.exact and info.get("provenance") in set(Provenance)
             else Provenance.RECONSTRUCTED,
         }
         if isinstance(info.get("corr"), dict):

@@ -49,6 +49,9 @@ PARAMS = {"max_tokens": "gen_ai.request.max_tokens", "max_completion_tokens": "g
           "frequency_penalty": "gen_ai.request.frequency_penalty", "stream": "gen_ai.request.stream",
           "presence_penalty": "gen_ai.request.presence_penalty", "stop": "gen_ai.request.stop_sequences",
           "stop_sequences": "gen_ai.request.stop_sequences"}
+# Body fields that can carry message content: written only with include_content.
+CONTENT_PARAMS = frozenset({"messages", "input", "instructions", "system", "prompt", "prediction", "response_format",
+                            "text", "metadata", "user", "extra_body"})
 PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic-messages": "anthropic"}
 ChildLoader = Callable[[str], Run | None]
 
@@ -259,8 +262,11 @@ class _SpanBuilder:
             if name and isinstance(value, bool | int | float | str | list) and not isinstance(value, dict):
                 attrs[name] = [str(v) for v in value] if isinstance(value, list) else \
                     ([value] if name.endswith("stop_sequences") and isinstance(value, str) else value)
-        req_info: dict[str, Any] = {"api": request.api, "params": request.params if self.content else
-                                    {k: v for k, v in request.params.items() if k in PARAMS}}
+        params = request.params if self.content else {
+            k: v for k, v in request.params.items() if k not in CONTENT_PARAMS}
+        for key in sorted(set(request.params) - set(params)):
+            self.losses.add("content_params_not_included", f"{self.run.run_id} event {event.seq}: {key}")
+        req_info: dict[str, Any] = {"api": request.api, "params": params}
         for key, value in (("model", request.model), ("tools_ref", request.tools_ref),
                            ("fingerprint", request.fingerprint)):
             if value is not None:
