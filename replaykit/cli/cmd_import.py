@@ -18,6 +18,7 @@ IMPORTERS = {
     "hermes-session": "replaykit.adapters.hermes.import_session:import_session",
     "atif": "replaykit.adapters.atif:import_atif",
     "otel": "replaykit.adapters.otel:import_otel",
+    "hermes-trajectory": "replaykit.adapters.hermes.import_trajectory:import_trajectory",
 }
 
 
