@@ -36,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
+    parser.add_argument("--parquet", action="store_true",
+                        help="training formats: write Parquet (plus a dataset card PATH.md) instead of JSONL")
     parser.add_argument("--include-content", action="store_true",
                         help="otel: write message content, tool arguments and results (opt-in by the conventions)")
     parser.add_argument("--otlp-endpoint", metavar="URL", default=None,
@@ -56,6 +58,8 @@ def handle(args: argparse.Namespace) -> int:
                 raise
             raise BadInput(f"export format {args.format!r} is not available in this build") from exc
         return int(module.export_training(args))
+    if args.parquet:
+        raise BadInput("--parquet applies to the training formats (openai-jsonl, sharegpt, trl)")
     if len(args.runs) != 1 or args.all:
         raise BadInput(f"--format {args.format} exports exactly one RUN")
     module_name = SINGLE_RUN[args.format]
