@@ -287,8 +287,10 @@ class _Writer:
                             else None)):
             if value is not None:
                 info[key] = value
-        if event.arguments is not None and not isinstance(event.arguments, dict):
+        if not isinstance(event.arguments, dict):  # ATIF arguments are an object: the rest rides in extra
             info["arguments"] = event.arguments
+            self.losses.add("tool_arguments_not_an_object", f"{self.where(event)}: {event.name} arguments written "
+                            "as {} (the original is in extra.replaykit)")
         if event.result is None and not event.result_blocks:
             info["no_result"] = True
         result["extra"] = {EXTRA_KEY: info}

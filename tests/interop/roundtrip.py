@@ -11,6 +11,27 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN_FIXTURES = [*sorted((FIXTURES / "hermes").glob("*.jsonl")), FIXTURES / "schema" / "v1.jsonl"]
 
 
+# Provider request-log fixtures, imported into runs by their own importers (then round-tripped like the rest).
+PROVIDER_FIXTURES = [
+    ("openai-chat", "openai_chat_weather.json"),
+    ("openai-chat", "openai_chat_multi.jsonl"),
+    ("openai-responses", "openai_responses_reasoning.json"),
+    ("anthropic", "anthropic_thinking_tools.json"),
+]
+
+
+def provider_runs() -> list[Run]:
+    from replaykit.adapters import provider_logs
+
+    importers = {"openai-chat": provider_logs.import_openai_chat, "anthropic": provider_logs.import_anthropic,
+                 "openai-responses": provider_logs.import_openai_responses}
+    runs = []
+    for fmt, name in PROVIDER_FIXTURES:
+        for item in importers[fmt](FIXTURES / "providers" / name):
+            runs.append(Run(item.header, item.events))
+    return runs
+
+
 def fixture_runs() -> dict[str, Run]:
     runs = {}
     for path in RUN_FIXTURES:

@@ -16,7 +16,14 @@ from replaykit.core.ir import Provenance, ReasoningPart, TextPart, ToolCallPart
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.exporters import atif as atif_export
-from tests.interop.roundtrip import FIXTURES, RUN_FIXTURES, first_difference, fixture_runs, view
+from tests.interop.roundtrip import (
+    FIXTURES,
+    RUN_FIXTURES,
+    first_difference,
+    fixture_runs,
+    provider_runs,
+    view,
+)
 
 atif = pytest.importorskip("atif")
 ATIF = FIXTURES / "atif"
@@ -56,6 +63,15 @@ def test_round_trip_every_fixture(tmp_path: Path, fixture: Path) -> None:
     assert {f"{k}_events" for k in dropped} <= set(rendered.losses.items)
     failed = [e for e in run.events if e.kind == "error"]
     assert len(rendered.losses.items.get("failed_attempts", [])) == len(failed)
+
+
+def test_round_trip_provider_log_fixtures(tmp_path: Path) -> None:
+    for run in provider_runs():
+        rendered = atif_export.render(run)
+        atif.Trajectory.model_validate(rendered.document)
+        (imported,) = import_atif(_write(tmp_path, rendered.document))
+        back = Run(imported.header, imported.events)
+        assert view(back, skip=LOST) == view(run, skip=LOST), first_difference(view(run), view(back))
 
 
 def test_every_kind_fixture_names_each_loss() -> None:

@@ -19,7 +19,14 @@ from replaykit.core.ir import Provenance
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.exporters import otel as otel_export
-from tests.interop.roundtrip import FIXTURES, RUN_FIXTURES, first_difference, fixture_runs, view
+from tests.interop.roundtrip import (
+    FIXTURES,
+    RUN_FIXTURES,
+    first_difference,
+    fixture_runs,
+    provider_runs,
+    view,
+)
 
 pytest.importorskip("opentelemetry.sdk")
 from google.protobuf.json_format import MessageToDict
@@ -53,6 +60,14 @@ def test_round_trip_with_content_is_exact(tmp_path: Path, fixture: Path) -> None
     assert own and all(s.trace_id == rendered.spans[0].trace_id for s in rendered.spans)
     for child_id, child in zip(rendered.run_ids[1:], imported[1:], strict=True):  # subagent runs come back too
         assert view(Run(child.header, child.events)) == view(runs[child_id])
+
+
+def test_round_trip_provider_log_fixtures(tmp_path: Path) -> None:
+    for run in provider_runs():
+        rendered = otel_export.render(run, include_content=True)
+        (imported,) = import_otel(_write(tmp_path, rendered.document))
+        back = Run(imported.header, imported.events)
+        assert view(back) == view(run), first_difference(view(run), view(back))
 
 
 def test_without_content_the_loss_is_named_and_the_shape_survives(tmp_path: Path) -> None:
