@@ -311,6 +311,7 @@ class _RunReader:
         self.tool_sets: dict[str, list[ToolSpec]] = {}
         self.last_llm: str | None = None
         self.calls: dict[str, str] = {}  # tool call id -> llm_call event id
+        self.call_arguments: dict[str, Any] = {}  # tool call id -> arguments the model gave
         self.missing: set[str] = set()
 
     # --------------------------------------------------------------------------------------- header
@@ -556,6 +557,7 @@ class _RunReader:
         self.last_llm = event.id
         for call in message.tool_calls:
             self.calls[call.id] = event.id
+            self.call_arguments[call.id] = call.arguments
         self.conv.add(message)
 
     def usage(self, span: Span, resp: dict[str, Any]) -> Usage | None:
@@ -597,7 +599,7 @@ class _RunReader:
             except ValueError:
                 arguments = None
         else:
-            arguments = self.arguments_from_response(recorder, call_id)
+            arguments = self.call_arguments.get(call_id)
             if not self.exact:
                 self.missing.add("tool arguments")
         if self.exact:
@@ -614,14 +616,6 @@ class _RunReader:
                            status=status, error=error, llm_call_id=self.calls.get(call_id, self.last_llm),
                            **self.fields(span, span.mine("event")))
         self.conv.tool_result(call_id, name, result or "", is_error=status == "error")
-
-    def arguments_from_response(self, recorder: Recorder, call_id: str) -> Any:
-        for event in reversed(recorder.events):
-            if event.kind == "llm_call":
-                for call in event.response.message.tool_calls:  # type: ignore[union-attr]
-                    if call.id == call_id:
-                        return call.arguments
-        return None
 
 
 def _str(value: Any) -> str | None:

@@ -72,12 +72,13 @@ class Conversation:
     def patch_for(self, actual: Sequence[Message]) -> dict[str, Any] | None:
         """None when ``actual`` is what the rule expects, else ``{"keep": k, "append": [...]}``."""
         expected = self.messages
-        if len(expected) == len(actual) and all(a == b for a, b in zip(expected, actual, strict=True)):
-            return None
         keep = 0
         limit = min(len(expected), len(actual))
-        while keep < limit and expected[keep] == actual[keep]:
+        # Identity first: a run's requests share their prefix objects, so long runs compare pointers.
+        while keep < limit and (expected[keep] is actual[keep] or expected[keep] == actual[keep]):
             keep += 1
+        if keep == len(expected) == len(actual):
+            return None
         return {"keep": keep, "append": MESSAGES_ADAPTER.dump_python(list(actual[keep:]), mode="json",
                                                                      exclude_none=True)}
 

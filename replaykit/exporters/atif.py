@@ -74,7 +74,7 @@ def render(run: Run, *, version: str = "1.8", children: ChildLoader | None = Non
 def export(run: Run, path: Path, *, version: str = "1.8", children: ChildLoader | None = None) -> dict[str, Any]:
     rendered = render(run, version=version, children=children)
     validate_atif(rendered.document, f"export of {run.run_id}")
-    write_private(path, json.dumps(rendered.document, ensure_ascii=False, indent=1) + "\n")
+    write_private(path, json.dumps(rendered.document, ensure_ascii=False) + "\n")  # compact: C encoder
     return {"atif_version": f"ATIF-v{version}", "steps": len(rendered.document["steps"]),
             "run_ids": rendered.run_ids, "losses": rendered.losses.to_json()}
 

@@ -151,11 +151,20 @@ class _SpanBuilder:
         self.tool_spans: dict[str, SpanData] = {}  # tool call id -> its execute_tool span
         self.pending: list[tuple[str, int, dict[str, Any]]] = []  # span events before the first turn
         self.launches: list[Any] = []  # subagent start events, built once the run's own spans exist
+        self.encoded_cache: dict[int, tuple[Any, str]] = {}  # id(message) -> (message, its JSON text)
         try:
             self.start = dt.datetime.fromisoformat(run.header.created_at.replace("Z", "+00:00"))
         except ValueError as exc:
             raise BadInput(f"run {run.run_id}: created_at {run.header.created_at!r} is not ISO 8601") from exc
         run_ids.append(run.run_id)
+
+    def encoded(self, message: Any) -> str:
+        """A message's GenAI JSON text, computed once per message object (requests share their prefix)."""
+        found = self.encoded_cache.get(id(message))
+        if found is None or found[0] is not message:
+            found = (message, _json(otel_genai.encode_message(message, [], "")))
+            self.encoded_cache[id(message)] = found
+        return found[1]
 
     def span_id(self, key: str) -> str:
         return hashlib.sha256(f"{self.run.run_id}:{key}".encode()).hexdigest()[:16]
@@ -279,11 +288,14 @@ class _SpanBuilder:
                 req_info["patch"] = patch
             if request.provider_details:
                 req_info["provider_details"] = request.provider_details
-            where = f"{self.run.run_id} event {event.seq}"
-            instructions, inputs = otel_genai.encode_messages(actual, [], where)
-            if instructions:
+            lead = 0
+            while lead < len(actual) and actual[lead].role == "system":
+                lead += 1
+            if lead:
+                instructions = [p for m in actual[:lead] for p in otel_genai.encode_message(m, [], "")["parts"]]
                 attrs["gen_ai.system_instructions"] = _json(instructions)
-            attrs["gen_ai.input.messages"] = _json(inputs)
+            # Every chat span repeats the history (the conventions' shape): encode each message once.
+            attrs["gen_ai.input.messages"] = "[" + ",".join(self.encoded(m) for m in actual[lead:]) + "]"
             tools = self.tool_sets.get(request.tools_ref or "")
             if tools:
                 attrs["gen_ai.tool.definitions"] = _json(otel_genai.encode_tools(tools))
