@@ -24,7 +24,7 @@ from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart, Tool
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.exporters import atif, otel
+from replaykit.exporters import export
 from replaykit.testing.sample_runs import sample_header
 
 # 100 turns of 4 or 5 tool round trips and one answer: 50 x 9 + 50 x 11 = 1000 steps.
@@ -80,17 +80,17 @@ def bench() -> list[dict[str, object]]:
         steps = len(run.steps)
         load = best(lambda: Run.load(trace))
         rows: list[dict[str, object]] = []
-        cases = [("atif", lambda p: atif.export(run, p), import_atif, 3),
-                 ("otel (no content)", lambda p: otel.export(run, p), import_otel, 3),
-                 ("otel --include-content", lambda p: otel.export(run, p, include_content=True), import_otel, 1)]
+        cases = [("atif", lambda p: export(run, "atif", p), import_atif, 3),
+                 ("otel (no content)", lambda p: export(run, "otel", p), import_otel, 3),
+                 ("otel --include-content", lambda p: export(run, "otel", p, include_content=True), import_otel, 1)]
         for name, write, read, repeat in cases:
             out = root / "out.json"
 
-            def export(out: Path = out, write=write) -> None:  # type: ignore[no-untyped-def]
+            def write_once(out: Path = out, write=write) -> None:  # type: ignore[no-untyped-def]
                 out.unlink(missing_ok=True)
                 write(out)
 
-            exported = best(export, repeat)
+            exported = best(write_once, repeat)
             imported = best(lambda out=out, read=read: read(out), repeat)
             size = out.stat().st_size
             rows.append({"bench": f"{name} export, {steps}-step run (s)", "replaykit": round(exported, 4),

@@ -10,8 +10,8 @@ travels in ``extra.replaykit`` on the same object, so replaykit -> ATIF -> repla
 neither holds (failed attempts, desync / synthetic / opaque events, subagents whose run is not at hand)
 is reported as a named loss.
 
-``render`` is pure; ``export`` validates the document with the ``atif`` package's models (the ``atif``
-extra) and writes it atomically, 0600.
+``render`` is pure and validates the document with the ``atif`` package's models (the ``atif`` extra);
+``replaykit.exporters.export(run, "atif", path)`` writes it atomically, 0600.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
 from replaykit.core.errors import BadInput
-from replaykit.core.files import write_private
 from replaykit.core.interop import Conversation, Losses, rebuild_assistant, rebuild_message, validate_atif
 from replaykit.core.ir import (
     ErrorEvent,
@@ -59,24 +58,30 @@ class Rendered:
     document: dict[str, Any]
     losses: Losses = field(default_factory=Losses)
     run_ids: list[str] = field(default_factory=list)  # the run and every embedded subagent run
+    version: str = "1.8"
+
+    @cached_property
+    def text(self) -> str:
+        return json.dumps(self.document, ensure_ascii=False) + "\n"  # compact: the C encoder
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return {"atif_version": f"ATIF-v{self.version}", "steps": len(self.document["steps"]),
+                "run_ids": self.run_ids, "losses": self.losses.to_json()}
 
 
-def render(run: Run, *, version: str = "1.8", children: ChildLoader | None = None) -> Rendered:
-    """The ATIF document of ``run`` (with its subagent runs embedded when ``children`` finds them)."""
+def render(run: Run, *, filename: str | None = None, version: str = "1.8", children: ChildLoader | None = None,
+           validate: bool = True) -> Rendered:
+    """The ATIF document of ``run`` (with its subagent runs embedded when ``children`` finds them),
+    validated against the spec's models (``atif`` extra) unless ``validate`` is False."""
     if version not in VERSIONS:
         raise BadInput(f"unknown ATIF version {version!r} (replaykit writes {', '.join(VERSIONS)})")
     losses = Losses()
-    rendered = Rendered(document={}, losses=losses)
+    rendered = Rendered(document={}, losses=losses, version=version)
     rendered.document = _Writer(run, version, children, losses, rendered.run_ids, seen=set()).trajectory()
+    if validate:
+        validate_atif(rendered.document, f"ATIF export of {run.run_id}")
     return rendered
-
-
-def export(run: Run, path: Path, *, version: str = "1.8", children: ChildLoader | None = None) -> dict[str, Any]:
-    rendered = render(run, version=version, children=children)
-    validate_atif(rendered.document, f"export of {run.run_id}")
-    write_private(path, json.dumps(rendered.document, ensure_ascii=False) + "\n")  # compact: C encoder
-    return {"atif_version": f"ATIF-v{version}", "steps": len(rendered.document["steps"]),
-            "run_ids": rendered.run_ids, "losses": rendered.losses.to_json()}
 
 
 # ---------------------------------------------------------------------------------------------- writer

@@ -9,8 +9,9 @@ with ``include_content``, since the conventions make it opt-in. ``replaykit.*`` 
 events keep what the conventions have no name for (order, provenance, sampling parameters, meta and
 turn-end events), so that replaykit -> OTLP (with content) -> replaykit is exact.
 
-``render`` is pure (spans, then the OTLP JSON document); ``export`` writes the file atomically and,
-given ``otlp_endpoint``, sends the same spans through the OpenTelemetry SDK's OTLP/HTTP exporter.
+``render`` is pure (spans, then the OTLP JSON document); ``replaykit.exporters.export(run, "otel", path)``
+writes the file atomically, after ``deliver`` has sent the same spans to ``otlp_endpoint`` (if given)
+through the OpenTelemetry SDK's OTLP/HTTP exporter.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
 from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.files import write_private
 from replaykit.core.interop import Conversation, Losses
 from replaykit.core.ir import (
     ErrorEvent,
@@ -79,9 +79,22 @@ class Rendered:
     spans: list[SpanData]
     losses: Losses
     run_ids: list[str]
+    include_content: bool = False
+
+    @cached_property
+    def text(self) -> str:
+        return json.dumps(self.document, ensure_ascii=False) + "\n"
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return {"spans": len(self.spans), "trace_id": self.spans[0].trace_id if self.spans else None,
+                "run_ids": self.run_ids, "include_content": self.include_content,
+                "semconv": otel_genai.SEMCONV_VERSION, "losses": self.losses.to_json()}
 
 
-def render(run: Run, *, include_content: bool = False, children: ChildLoader | None = None) -> Rendered:
+def render(run: Run, *, filename: str | None = None, include_content: bool = False,
+           children: ChildLoader | None = None, otlp_endpoint: str | None = None) -> Rendered:
+    """The run's spans and their OTLP JSON document (``otlp_endpoint`` is for ``deliver``)."""
     losses = Losses()
     run_ids: list[str] = []
     trace_id = hashlib.sha256(f"replaykit-trace:{run.run_id}".encode()).hexdigest()[:32]
@@ -90,21 +103,17 @@ def render(run: Run, *, include_content: bool = False, children: ChildLoader | N
     if not include_content:
         losses.add("content_not_included", "messages, tool arguments and results are opt-in in the GenAI "
                    "conventions: pass --include-content to write them")
-    return Rendered(document=otlp_json(spans, run), spans=spans, losses=losses, run_ids=run_ids)
+    return Rendered(document=otlp_json(spans, run), spans=spans, losses=losses, run_ids=run_ids,
+                    include_content=include_content)
 
 
-def export(run: Run, path: Path, *, include_content: bool = False, otlp_endpoint: str | None = None,
-           children: ChildLoader | None = None) -> dict[str, Any]:
-    rendered = render(run, include_content=include_content, children=children)
-    if otlp_endpoint:  # first: a collector that refuses the spans leaves no file behind
-        send(rendered.spans, run, otlp_endpoint)
-    write_private(path, json.dumps(rendered.document, ensure_ascii=False) + "\n")
-    info: dict[str, Any] = {"spans": len(rendered.spans), "trace_id": rendered.spans[0].trace_id if rendered.spans
-                            else None, "run_ids": rendered.run_ids, "include_content": include_content,
-                            "semconv": otel_genai.SEMCONV_VERSION, "losses": rendered.losses.to_json()}
-    if otlp_endpoint:
-        info["otlp_endpoint"] = otlp_endpoint
-    return info
+def deliver(run: Run, rendered: Rendered, *, otlp_endpoint: str | None = None, **_options: Any) -> dict[str, Any]:
+    """Send the spans to ``otlp_endpoint`` (called by ``replaykit.exporters.export`` before the file is
+    written, so a collector that refuses them leaves nothing behind)."""
+    if not otlp_endpoint:
+        return {}
+    send(rendered.spans, run, otlp_endpoint)
+    return {"otlp_endpoint": otlp_endpoint}
 
 
 # ---------------------------------------------------------------------------------------- building

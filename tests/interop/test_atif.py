@@ -242,11 +242,13 @@ def test_imported_trajectory_replays_with_zero_calls_and_plays_on_the_openai_eng
 
 
 def test_file_is_not_half_written_when_validation_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from replaykit.exporters import export
+
     run = Run.load(FIXTURES / "hermes" / "two_turns.jsonl")
     broken = copy.deepcopy(atif_export.render(run).document)
     broken["steps"][0]["step_id"] = 7
-    monkeypatch.setattr(atif_export, "render", lambda *a, **k: atif_export.Rendered(document=broken))
+    monkeypatch.setattr(atif_export._Writer, "trajectory", lambda self: broken)
     out = tmp_path / "t.json"
     with pytest.raises(Exception, match="not a valid ATIF trajectory"):
-        atif_export.export(run, out)
+        export(run, "atif", out)
     assert not out.exists() and list(tmp_path.iterdir()) == []
