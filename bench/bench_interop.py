@@ -1,7 +1,7 @@
 """ATIF and OTLP export / import of the long-session workload, against loading the same run from the store.
 
-Workload (product.md): a 1000-step Hermes-like session of 100 user turns, a 6 KB system prompt, 8 tools,
-tool results of 250-2,000 characters, all history kept. Baseline: ``Run.load`` of its trace file (validated
+Workload: ``bench/long_session.py`` (product.md's long session: 1000 steps, 100 user turns, a 6 KB system
+prompt, 8 tools, tool results of 250-2,000 characters, all history kept), recorded by the Hermes plugin. Baseline: ``Run.load`` of its trace file (validated
 read, measured in the same process). Sizes are compared with the trace file: ATIF stays linear (only
 the difference of each request travels); OTLP with content repeats the whole history on every chat span,
 as the GenAI conventions define ``gen_ai.input.messages``.
@@ -12,7 +12,6 @@ as the GenAI conventions define ``gen_ai.input.messages``.
 from __future__ import annotations
 
 import json
-import random
 import sys
 import tempfile
 import time
@@ -20,46 +19,13 @@ from pathlib import Path
 
 from replaykit.adapters.atif import import_atif
 from replaykit.adapters.otel import import_otel
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec, Usage
-from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
-from replaykit.core.store import RunStore
 from replaykit.exporters import export
-from replaykit.testing.sample_runs import sample_header
 
-# 100 turns of 4 or 5 tool round trips and one answer: 50 x 9 + 50 x 11 = 1000 steps.
-TURNS = 100
-TOOLS = [ToolSpec(name=f"tool_{i}", description=f"Tool number {i}", parameters={
-    "type": "object", "properties": {"path": {"type": "string"}, "n": {"type": "integer"}}}) for i in range(8)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from long_session import write_long_session_run  # the shared workload generator
 
-
-def record(store: RunStore) -> str:
-    rng = random.Random(7)
-    header = sample_header("interop-bench")
-    recorder = Recorder(header, store.create(header), keep_events=False)
-    messages = [Message(role="system", parts=[TextPart(text=("You are a careful agent. " * 250)[:6000])])]
-    for turn in range(TURNS):
-        user = Message(role="user", parts=[TextPart(text=f"Task {turn}: read the files and summarise.")])
-        recorder.turn_start(user, turn=turn)
-        messages = [*messages, user]
-        for k in range(4 + turn % 2):
-            call = ToolCallPart(id=f"call_{turn}_{k}", name=f"tool_{k % 8}", arguments={"path": f"f{turn}_{k}", "n": k})
-            answer = Message(role="assistant", parts=[call])
-            event = recorder.llm_call([*messages], LLMResponse(message=answer, finish_reason="tool_calls",
-                                                               usage=Usage(input_tokens=1000, output_tokens=20)),
-                                      tools=TOOLS, model="m", duration=0.2)
-            result = "".join(rng.choice("abcdefgh ") for _ in range(rng.randint(250, 2000)))
-            recorder.tool_call(call.id, call.name, call.arguments, result=result, llm_call_id=event.id, duration=0.01)
-            messages = [*messages, answer, Message(role="tool", parts=[ToolResultPart(
-                tool_call_id=call.id, name=call.name, content=result)])]
-        final = Message(role="assistant", parts=[TextPart(text=f"Summary of task {turn}.")])
-        recorder.llm_call([*messages], LLMResponse(message=final, finish_reason="stop"), tools=TOOLS, model="m")
-        recorder.turn_end(final.text)
-        messages = [*messages, final]
-    recorder.run_end("done")
-    recorder.close()
-    return header.run_id
-
+STEPS = 1000
 
 def best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
     times = []
@@ -73,9 +39,7 @@ def best(fn, repeat: int = 3) -> float:  # type: ignore[no-untyped-def]
 def bench() -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        store = RunStore(root / "store")
-        run_id = record(store)
-        trace = store.path_for(run_id)
+        trace = write_long_session_run(root / "long.jsonl", STEPS)
         run = Run.load(trace)
         steps = len(run.steps)
         load = best(lambda: Run.load(trace))
