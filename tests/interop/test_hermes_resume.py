@@ -19,8 +19,7 @@ from replaykit.testing.scripted_server import ScriptedServer
 from tests.conftest import subprocess_env
 from tests.interop.roundtrip import FIXTURES
 
-pytestmark = [pytest.mark.hermes, pytest.mark.slow,
-              pytest.mark.skipif(not hermes_available(), reason="hermes-agent is not installed")]
+needs_hermes = pytest.mark.skipif(not hermes_available(), reason="hermes-agent is not installed")
 
 
 def _replaykit(*args: str) -> subprocess.CompletedProcess[str]:
@@ -28,6 +27,9 @@ def _replaykit(*args: str) -> subprocess.CompletedProcess[str]:
                           env=subprocess_env(), timeout=120, check=False)
 
 
+@pytest.mark.hermes
+@pytest.mark.slow
+@needs_hermes
 def test_hermes_resume_continues_from_a_branch(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "store")
     original = Run.load(FIXTURES / "hermes" / "two_turns.jsonl")

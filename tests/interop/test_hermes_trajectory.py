@@ -16,8 +16,6 @@ from replaykit.core.ir import Provenance, ReasoningPart
 from replaykit.core.run import Run
 from tests.interop.roundtrip import FIXTURES
 
-pytestmark = pytest.mark.hermes
-
 
 def _hermes_trajectory(run: Run, path: Path, *, completed: bool = True) -> None:
     """Write ``run``'s conversation exactly as Hermes 0.19.0's save_trajectories does."""
@@ -36,6 +34,7 @@ def _hermes_trajectory(run: Run, path: Path, *, completed: bool = True) -> None:
     save_trajectory(trajectory, run.model or "m", completed, filename=str(path))
 
 
+@pytest.mark.hermes
 def test_a_hermes_trajectory_file_comes_back_as_a_run(tmp_path: Path) -> None:
     original = Run.load(FIXTURES / "hermes" / "two_turns.jsonl")
     path = tmp_path / "trajectory_samples.jsonl"
