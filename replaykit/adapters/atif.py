@@ -174,7 +174,9 @@ class _Reader:
             metadata={"imported_from": self.source_name, "atif_version": self.doc["schema_version"],
                       **({"trajectory_id": self.doc["trajectory_id"]} if self.doc.get("trajectory_id") else {}),
                       **({"agent_extra": agent["extra"]} if agent.get("extra") else {}),
-                      **({"notes": self.doc["notes"]} if self.doc.get("notes") else {})},
+                      **({"notes": self.doc["notes"]} if self.doc.get("notes") else {}),
+                      **({"atif_final_metrics": self.doc["final_metrics"]} if self.doc.get("final_metrics")
+                         else {})},
         )
 
     def title(self) -> str | None:

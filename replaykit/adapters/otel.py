@@ -312,6 +312,7 @@ class _RunReader:
         self.last_llm: str | None = None
         self.calls: dict[str, str] = {}  # tool call id -> llm_call event id
         self.call_arguments: dict[str, Any] = {}  # tool call id -> arguments the model gave
+        self.unanswered: list[tuple[str, str]] = []  # (call id, tool name) the model asked for, no span yet
         self.missing: set[str] = set()
 
     # --------------------------------------------------------------------------------------- header
@@ -558,6 +559,7 @@ class _RunReader:
         for call in message.tool_calls:
             self.calls[call.id] = event.id
             self.call_arguments[call.id] = call.arguments
+            self.unanswered.append((call.id, call.name))
         self.conv.add(message)
 
     def usage(self, span: Span, resp: dict[str, Any]) -> Usage | None:
@@ -586,8 +588,9 @@ class _RunReader:
     def tool(self, recorder: Recorder, span: Span) -> None:
         a = span.attrs
         info = span.mine("tool") or {}
-        call_id = _str(a.get("gen_ai.tool.call.id") or a.get("tool_call.id")) or span.span_id
         name = _str(a.get("gen_ai.tool.name") or a.get("tool.name")) or span.name.removeprefix("execute_tool ").strip()
+        call_id = _str(a.get("gen_ai.tool.call.id") or a.get("tool_call.id")) or self.unanswered_call(name) \
+            or span.span_id
         raw = info.get("raw_arguments") if self.exact else a.get("gen_ai.tool.call.arguments",
                                                                  a.get("tool.parameters", a.get("input.value")))
         raw_text = raw if isinstance(raw, str) else None
@@ -616,6 +619,12 @@ class _RunReader:
                            status=status, error=error, llm_call_id=self.calls.get(call_id, self.last_llm),
                            **self.fields(span, span.mine("event")))
         self.conv.tool_result(call_id, name, result or "", is_error=status == "error")
+        self.unanswered = [(i, n) for i, n in self.unanswered if i != call_id]
+
+    def unanswered_call(self, name: str | None) -> str | None:
+        """A tool span without a call id (common with OpenInference) answers the model's first open call
+        of that tool."""
+        return next((i for i, n in self.unanswered if n == name), None)
 
 
 def _str(value: Any) -> str | None:

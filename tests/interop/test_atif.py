@@ -189,7 +189,7 @@ def test_cli_export_then_import_carries_run_ids(tmp_path: Path, capsys: pytest.C
     assert summary["losses"] == {} and oct(out.stat().st_mode & 0o777) == "0o600"
     assert main(["import", str(out), "--format", "atif", "--store", str(tmp_path / "s2"), "--json"]) == 0
     imported = json.loads(capsys.readouterr().out)
-    assert len(imported["runs"]) == 2 and all(r["run_id"] for r in imported["runs"])
+    assert len(imported["runs"]) == 2 and imported["run_id"] == imported["run_ids"][0]
     assert main(["export", "hermes-20261130_195851_909c91", "--format", "atif", "-o", str(out),
                  "--store", str(store.root)]) == 2  # exists, no --force
     assert "--force" in capsys.readouterr().err

@@ -182,7 +182,8 @@ def test_openinference_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) ->
     assert [t.name for t in run.request_tools(first.request) or []] == ["add"]  # type: ignore[union-attr]
     assert first.response.usage.total_tokens == 24  # type: ignore[union-attr]
     assert (tool.name, tool.arguments, tool.result) == ("add", {"a": 2, "b": 3}, "5")  # type: ignore[union-attr]
-    assert tool.call_id != "t1" or tool.llm_call_id == first.id  # type: ignore[union-attr]
+    assert tool.call_id == "t1" and tool.llm_call_id == first.id  # type: ignore[union-attr]
+    assert run.request_messages(run.steps[2].event)[-1].tool_results[0].tool_call_id == "t1"
     assert run.final_answer == "5"
 
 
