@@ -46,12 +46,16 @@ ADAPTER = "replaykit.adapters.atif"
 VERSIONS = ("ATIF-v1.7", "ATIF-v1.8")
 EXTRA_KEY = "replaykit"
 MAX_BYTES = 512 * 1024 * 1024
+MAX_DEPTH = 32  # subagents of subagents: deeper nesting is refused, not recursed into
 
 
 def import_atif(path: Path) -> list[ImportedRun]:
     runs: list[ImportedRun] = []
     for where, document in _documents(Path(path)):
-        _validate(document, where)
+        try:
+            _validate(document, where)
+        except RecursionError as exc:
+            raise BadInput(f"{where}: trajectory nested too deeply to read") from exc
         runs.extend(_Reader(document, where=where, source_name=Path(path).name).runs())
     return runs
 
@@ -70,7 +74,7 @@ def _documents(path: Path) -> list[tuple[str, Any]]:
         raise BadInput(f"{path.name}: empty file (expected an ATIF trajectory)")
     try:
         return [(path.name, json.loads(text))]
-    except ValueError as whole:
+    except (ValueError, RecursionError) as whole:
         lines = [line for line in text.splitlines() if line.strip()]
         if len(lines) < 2:
             raise BadInput(f"{path.name}: not valid JSON ({whole}); truncated?") from whole
@@ -79,7 +83,7 @@ def _documents(path: Path) -> list[tuple[str, Any]]:
         if line.strip():
             try:
                 out.append((f"{path.name}:{number}", json.loads(line)))
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from exc
     return out
 
@@ -134,7 +138,10 @@ def _tool_spec(definition: Any) -> ToolSpec:
 
 class _Reader:
     def __init__(self, document: dict[str, Any], *, where: str, source_name: str,
-                 lineage: Lineage | None = None, run_id: str | None = None) -> None:
+                 lineage: Lineage | None = None, run_id: str | None = None, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            raise BadInput(f"{where}: subagent trajectories nested deeper than {MAX_DEPTH} levels")
+        self.depth = depth
         self.doc = document
         self.where = where
         self.source_name = source_name
@@ -369,8 +376,8 @@ class _Reader:
         lineage = Lineage(relation="subagent", parent_run_id=self.run_id, parent_step=parent_step,
                           details={"tool_call_id": call_id, "trajectory_id": trajectory_id} if call_id else
                           {"trajectory_id": trajectory_id})
-        reader = _Reader(self.embedded[trajectory_id], where=f"{self.where}: subagent {trajectory_id}",
-                         source_name=self.source_name, lineage=lineage, run_id=child_id)
+        reader = _Reader(self.embedded[trajectory_id], where=f"{self.source_name}: subagent {trajectory_id}",
+                         source_name=self.source_name, lineage=lineage, run_id=child_id, depth=self.depth + 1)
         self.children.extend(reader.runs())
         return child_id
 

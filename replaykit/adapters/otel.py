@@ -124,14 +124,14 @@ def _read_spans(path: Path) -> list[Span]:
         raise BadInput(f"{path.name}: empty file (expected OTLP JSON)")
     try:
         documents = [json.loads(text)]
-    except ValueError as whole:
+    except (ValueError, RecursionError) as whole:
         documents = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 documents.append(json.loads(line))
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from (
                     whole if number == 1 else exc)
     spans: list[Span] = []
@@ -231,6 +231,7 @@ class _Trace:
         self.by_id = {s.span_id: s for s in spans}
         self.source_name = source_name
         self.t0 = min((s.start_ns for s in spans), default=0)
+        self.check_acyclic()
 
     def owner(self, span: Span) -> str | None:
         """The agent span that owns ``span`` (nearest agent ancestor, itself when it is one)."""
@@ -243,21 +244,38 @@ class _Trace:
 
     def run_key(self, agent_id: str | None) -> str:
         """Agent spans under a tool span start a subagent run; sibling agent spans are turns of one run."""
-        if agent_id is None:
-            return "root"
-        span = self.by_id[agent_id]
-        explicit = span.attrs.get("replaykit.run_id") or span.attrs.get("gen_ai.agent.id")
-        cursor = self.by_id.get(span.parent_id or "")
-        while cursor is not None:
-            if cursor.role == "tool":
-                return f"agent:{explicit or agent_id}"
-            if cursor.role == "agent":
-                outer = cursor.attrs.get("replaykit.run_id") or cursor.attrs.get("gen_ai.agent.id")
-                if explicit and outer and explicit != outer:  # another agent invoked inside this one
-                    return f"agent:{explicit}"
-                return self.run_key(cursor.span_id)
-            cursor = self.by_id.get(cursor.parent_id or "")
-        return f"agent:{explicit}" if explicit else "root"
+        while agent_id is not None:
+            span = self.by_id[agent_id]
+            explicit = span.attrs.get("replaykit.run_id") or span.attrs.get("gen_ai.agent.id")
+            cursor = self.by_id.get(span.parent_id or "")
+            outer_agent: str | None = None
+            while cursor is not None:
+                if cursor.role == "tool":
+                    return f"agent:{explicit or agent_id}"
+                if cursor.role == "agent":
+                    outer = cursor.attrs.get("replaykit.run_id") or cursor.attrs.get("gen_ai.agent.id")
+                    if explicit and outer and explicit != outer:  # another agent invoked inside this one
+                        return f"agent:{explicit}"
+                    outer_agent = cursor.span_id
+                    break
+                cursor = self.by_id.get(cursor.parent_id or "")
+            if outer_agent is None:
+                return f"agent:{explicit}" if explicit else "root"
+            agent_id = outer_agent  # a turn inside an outer turn of the same agent: the outer one decides
+        return "root"
+
+    def check_acyclic(self) -> None:
+        """Parent links must form a tree: a cycle would make every ancestor walk endless."""
+        done: set[str] = set()
+        for span in self.spans:
+            seen: set[str] = set()
+            cursor: Span | None = span
+            while cursor is not None and cursor.span_id not in done:
+                if cursor.span_id in seen:
+                    raise BadInput(f"trace {self.trace_id}: span parent links form a cycle at {cursor.span_id}")
+                seen.add(cursor.span_id)
+                cursor = self.by_id.get(cursor.parent_id or "")
+            done |= seen
 
     def runs(self) -> list[ImportedRun]:
         groups: dict[str, list[Span]] = {}

@@ -252,3 +252,27 @@ def test_file_is_not_half_written_when_validation_fails(tmp_path: Path, monkeypa
     with pytest.raises(Exception, match="not a valid ATIF trajectory"):
         export(run, "atif", out)
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_hostile_nesting_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def agent_step(child: str) -> dict[str, Any]:
+        return {"step_id": 1, "source": "agent", "message": "x",
+                "tool_calls": [{"tool_call_id": "c", "function_name": "f", "arguments": {}}],
+                "observation": {"results": [{"source_call_id": "c",
+                                             "subagent_trajectory_ref": [{"trajectory_id": child}]}]}}
+
+    root: dict[str, Any] = {"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"},
+                            "steps": [agent_step("t0")], "subagent_trajectories": []}
+    level = root
+    for i in range(40):  # subagents of subagents, deeper than replaykit follows
+        sub = {"schema_version": "ATIF-v1.8", "trajectory_id": f"t{i}", "agent": {"name": "a", "version": "1"},
+               "steps": [agent_step(f"t{i + 1}")], "subagent_trajectories": []}
+        level["subagent_trajectories"].append(sub)
+        level = sub
+    nested = _write(tmp_path, root, "nested.json")
+    brackets = tmp_path / "brackets.json"
+    brackets.write_text("[" * 100_000 + "]" * 100_000)
+    for path, message in ((nested, "nested deeper than"), (brackets, "not valid JSON")):
+        assert main(["import", str(path), "--format", "atif", "--store", str(tmp_path / "store")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err

@@ -260,6 +260,12 @@ def test_a_collector_that_refuses_leaves_no_file(tmp_path: Path, capsys: pytest.
         "startTimeUnixNano": "1", "endTimeUnixNano": "2",
         "attributes": [{"key": "http.request.method", "value": {"stringValue": "GET"}}]}]}]}]}),
      "no span carries GenAI"),
+    (json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "parentSpanId": "eee19b7ec3c1b175",
+         "name": "a", "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]},
+        {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b175", "parentSpanId": "eee19b7ec3c1b174",
+         "name": "b", "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]}]}]}]}),
+     "cycle"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          document: str, message: str) -> None:

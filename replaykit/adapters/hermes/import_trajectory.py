@@ -67,7 +67,7 @@ def import_trajectory(path: Path) -> list[ImportedRun]:
         where = f"{path.name}:{number}"
         try:
             entry = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise BadInput(f"{where}: not valid JSON ({exc}); truncated?") from exc
         if not isinstance(entry, dict) or not isinstance(entry.get("conversations"), list):
             raise BadInput(f"{where}: not a Hermes trajectory line (no conversations array)")
