@@ -93,3 +93,27 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not store.exists() or not any(store.iterdir())
+
+
+@pytest.mark.hermes
+@pytest.mark.slow
+def test_a_real_hermes_agent_trajectory_matches_its_recording(tmp_path: Path) -> None:
+    """AIAgent(save_trajectories=True) writes the file itself; the import says what the recording says."""
+    from replaykit.testing.hermes_harness import HermesSandbox, hermes_available
+    from replaykit.testing.scripted_server import ScriptedServer, hermes_default_policy
+
+    if not hermes_available():
+        pytest.skip("hermes-agent is not installed")
+    sandbox = HermesSandbox(tmp_path)  # the replaykit plugin records the same session
+    with ScriptedServer(hermes_default_policy()) as srv:
+        sandbox.run_agent({"base_url": srv.base_url, "turns": ["Please echo hello"], "save_trajectories": True})
+    (recorded,) = [Run.load(p) for p in sandbox.store.glob("*.jsonl")]
+    (imported,) = import_trajectory(sandbox.cwd / "trajectory_samples.jsonl")
+    run = Run(imported.header, imported.events)
+    assert [(t.call_id, t.name, t.arguments, t.result) for t in run.tool_calls()] == \
+        [(t.call_id, t.name, t.arguments, t.result) for t in recorded.tool_calls()]
+    assert [s.kind for s in run.steps] == [s.kind for s in recorded.steps]
+    assert run.final_answer == recorded.final_answer == "All done: HELLO REPLAYKIT."
+    assert run.header.model == "scripted-model" and run.status == "completed"
+    assert sorted(t.name for t in run.request_tools(run.llm_calls()[0].request) or []) == \
+        sorted(t.name for t in recorded.request_tools(recorded.llm_calls()[0].request) or [])
