@@ -64,15 +64,7 @@ def _interop_options(args: argparse.Namespace) -> dict[str, Any]:
         raise BadInput("--include-content and --otlp-endpoint apply to --format otel")
     if args.format not in ("atif", "otel"):
         return {}
-    store = open_store(args)
-
-    def children(run_id: str) -> Any:
-        try:
-            return store.load(run_id)
-        except BadInput:
-            return None
-
-    options: dict[str, Any] = {"children": children}
+    options: dict[str, Any] = {"children": open_store(args).load}  # subagent runs, from the same store
     if args.format == "otel":
         options.update(include_content=args.include_content, otlp_endpoint=args.otlp_endpoint)
     return options

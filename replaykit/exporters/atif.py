@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
-from replaykit.core.errors import BadInput
+from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.interop import Conversation, Losses, rebuild_assistant, rebuild_message, validate_atif
 from replaykit.core.ir import (
     ErrorEvent,
@@ -312,7 +312,7 @@ class _Writer:
         self.carry(event)
         if event.phase != "start" or not event.child_run_id:
             return
-        child = self.children(event.child_run_id) if self.children is not None else None
+        child = _find_child(self.children, event.child_run_id)
         if child is None or child.run_id in self.seen:
             self.losses.add("subagent_runs_missing", f"{self.where(event)}: run {event.child_run_id} not found; "
                             "only its reference is written")
@@ -393,3 +393,13 @@ def _metrics(usage: Usage | None, response: Any) -> dict[str, Any] | None:
     if isinstance(atif_metrics, dict):  # token ids, logprobs, cost from an imported ATIF file
         out.update({k: v for k, v in atif_metrics.items() if k not in out})
     return out or None
+
+
+def _find_child(children: ChildLoader | None, run_id: str) -> Run | None:
+    """The subagent's run, or None when it cannot be had (``children`` may raise, e.g. ``RunStore.load``)."""
+    if children is None:
+        return None
+    try:
+        return children(run_id)
+    except ReplaykitError:
+        return None

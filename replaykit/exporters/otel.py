@@ -26,7 +26,7 @@ from typing import Any
 
 from replaykit import __version__
 from replaykit.core.codecs import otel_genai
-from replaykit.core.errors import BadInput, MissingExtra
+from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 from replaykit.core.interop import Conversation, Losses
 from replaykit.core.ir import (
     ErrorEvent,
@@ -396,7 +396,7 @@ class _SpanBuilder:
     def subagent(self, event: Any) -> None:
         if event.phase != "start" or not event.child_run_id:
             return
-        child = self.children(event.child_run_id) if self.children is not None else None
+        child = _find_child(self.children, event.child_run_id)
         if child is None or child.run_id in self.seen:
             self.losses.add("subagent_runs_missing", f"{self.run.run_id} event {event.seq}: run "
                             f"{event.child_run_id} not found; only the subagent event is written")
@@ -499,3 +499,13 @@ def send(spans: list[SpanData], run: Run, endpoint: str, timeout: float = 10.0) 
         exporter.shutdown()
     if result is not SpanExportResult.SUCCESS:
         raise BadInput(f"the OTLP/HTTP collector at {url} did not accept the spans")
+
+
+def _find_child(children: ChildLoader | None, run_id: str) -> Run | None:
+    """The subagent's run, or None when it cannot be had (``children`` may raise, e.g. ``RunStore.load``)."""
+    if children is None:
+        return None
+    try:
+        return children(run_id)
+    except ReplaykitError:
+        return None
