@@ -128,7 +128,21 @@ class _Writer:
 
     # ---------------------------------------------------------------------------------- document
 
+    def system_steps(self) -> None:
+        """The leading system message(s) of the first request: the trajectory's first step(s)."""
+        first = next((e for e in self.run.events if isinstance(e, LLMCallEvent)), None)
+        if first is None:
+            return
+        for message in self.run.request_messages(first):
+            if message.role not in ("system", "developer"):
+                break
+            content = self.content(message, self.where(first))
+            same = message.role == "system" and rebuild_message("system", content) == message
+            self.step("system", content, extra=None if same else {EXTRA_KEY: {"message": _dump(message)}})
+            self.conv.add(message)
+
     def trajectory(self) -> dict[str, Any]:
+        self.system_steps()
         for event in self.run.events:
             self.event(event)
         header = self.run.header
@@ -222,15 +236,6 @@ class _Writer:
 
     def agent(self, event: LLMCallEvent) -> None:
         actual = self.run.request_messages(event)
-        if not self.conv.messages:  # the system prompt becomes the trajectory's system step(s)
-            for message in actual:
-                if message.role not in ("system", "developer"):
-                    break
-                content = self.content(message, self.where(event))
-                extra = None if rebuild_message(message.role, content) == message and message.role == "system" \
-                    else {EXTRA_KEY: {"message": _dump(message)}}
-                self.step("system", content, extra=extra)
-                self.conv.add(message)
         patch = self.conv.patch_for(actual)
         self.conv.adopt(actual)
         response = event.response

@@ -161,6 +161,7 @@ def test_a_reader_that_ignores_extra_still_gets_the_conversation(tmp_path: Path)
     run = Run.load(FIXTURES / "hermes" / "two_turns.jsonl")
     plain = _strip_extra(atif_export.render(run).document)
     atif.Trajectory.model_validate(plain)
+    assert [s["source"] for s in plain["steps"][:2]] == ["system", "user"]  # the system prompt is a step
     (imported,) = import_atif(_write(tmp_path, plain))
     back = Run(imported.header, imported.events)
     assert [(s.kind, getattr(s.event, "name", None)) for s in back.steps] == \
@@ -170,6 +171,9 @@ def test_a_reader_that_ignores_extra_still_gets_the_conversation(tmp_path: Path)
         [[p.model_copy(update={"raw_arguments": None}) for p in c.response.message.tool_calls] for c in run.llm_calls()]
     assert back.final_answer == run.final_answer
     assert {e.provenance for e in back.events if e.kind in ("llm_call", "tool_call")} == {Provenance.RECONSTRUCTED}
+    for mine, theirs in zip(back.llm_calls(), run.llm_calls(), strict=True):  # same texts, same roles
+        assert [(m.role, m.text) for m in back.request_messages(mine)] == \
+            [(m.role, m.text) for m in run.request_messages(theirs)]
 
 
 # ------------------------------------------------------------------------------------------------ CLI
