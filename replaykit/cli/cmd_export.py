@@ -31,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="otel: write message content, tool arguments and results (opt-in by the conventions)")
     parser.add_argument("--otlp-endpoint", metavar="URL", default=None,
                         help="otel: also send the spans to this OTLP/HTTP collector")
+    parser.add_argument("--atif-version", choices=("1.7", "1.8"), default=None,
+                        help="atif: the ATIF version to write (default 1.8)")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -62,9 +64,13 @@ def _interop_options(args: argparse.Namespace) -> dict[str, Any]:
 
     if args.format != "otel" and (args.include_content or args.otlp_endpoint):
         raise BadInput("--include-content and --otlp-endpoint apply to --format otel")
+    if args.format != "atif" and args.atif_version:
+        raise BadInput("--atif-version applies to --format atif")
     if args.format not in ("atif", "otel"):
         return {}
     options: dict[str, Any] = {"children": open_store(args).load}  # subagent runs, from the same store
     if args.format == "otel":
         options.update(include_content=args.include_content, otlp_endpoint=args.otlp_endpoint)
+    elif args.atif_version:
+        options["version"] = args.atif_version
     return options

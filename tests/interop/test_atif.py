@@ -197,6 +197,10 @@ def test_cli_export_then_import_carries_run_ids(tmp_path: Path, capsys: pytest.C
     assert main(["export", "hermes-20261130_195851_909c91", "--format", "atif", "-o", str(out),
                  "--store", str(store.root)]) == 2  # exists, no --force
     assert "--force" in capsys.readouterr().err
+    assert main(["export", "hermes-20261130_195851_909c91", "--format", "atif", "--atif-version", "1.7", "-o",
+                 str(out), "--force", "--store", str(store.root), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["atif_version"] == "ATIF-v1.7"
+    assert json.loads(out.read_text())["schema_version"] == "ATIF-v1.7"
 
 
 @pytest.mark.parametrize(("content", "message"), [
