@@ -6,7 +6,9 @@ sets ``HERMES_HOME`` (Hermes computes paths at import time), so it is launched b
 
 Spec keys: base_url, model, api_mode (optional), provider ("custom"), toolsets, turns (list of user
 messages), max_iterations, echo_tool (register the ``harness_echo`` tool), wait_subagents (seconds to wait
-for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db.
+for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db,
+cassette + cassette_mode (run the agent inside a ``replaykit.adapters.cassette.Cassette``: its model calls
+are recorded into, or served from, that run file; the output gains the cassette's counters).
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if spec.get("api_mode"):
         kwargs["api_mode"] = spec["api_mode"]
+    if spec.get("save_trajectories"):  # Hermes appends trajectory_samples.jsonl in the cwd
+        kwargs["save_trajectories"] = True
     if spec.get("session_db", True):
         kwargs["session_db"] = SessionDB()
     t1 = time.perf_counter()
