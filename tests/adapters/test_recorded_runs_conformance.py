@@ -1,4 +1,5 @@
-"""Runs recorded by the HTTP-level adapters behave like any run: replay, branch, diff, export, inspect.
+"""Runs recorded by the HTTP-level adapters behave like any run: validate, replay, branch, diff, export,
+inspect.
 
 One run per source (raw openai Chat, openai Responses, PydanticAI, LangGraph), each put through the
 public command line the way a Hermes run is."""
@@ -54,6 +55,8 @@ def test_recorded_run_replays_branches_diffs_and_exports(tmp_path: Path, source:
     run = Run.load(path)
     assert [s.kind for s in run.steps][:3] == ["llm", "tool", "llm"]
 
+    code, out, _ = cli("validate", str(path), "--json")
+    assert code == 0 and json.loads(out)["valid"]
     code, out, _ = cli("replay", str(path), "--json")
     assert code == 0 and json.loads(out)["counters"]["provider_calls"] == 0
     store = tmp_path / "store"
