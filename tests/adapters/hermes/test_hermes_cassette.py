@@ -33,3 +33,11 @@ def test_hermes_agent_recorded_then_served_from_cassette(tmp_path):
     assert served["results"][0]["final_response"] == answer
     assert served["cassette"]["served"] == 3 and served["cassette"]["provider_calls"] == 0
     assert served["cassette"]["misses"] == [] and cassette.read_bytes() == before
+
+    changed = HermesSandbox(tmp_path / "changed", plugin="none")
+    missed = changed.run_agent({**spec, "turns": ["Please echo goodbye"], "base_url": url, "cassette_mode": "none"})
+    assert missed["cassette"]["provider_calls"] == 0 and missed["cassette"]["served"] == 0
+    explanation = missed["cassette"]["misses"][0]
+    assert "nearest recorded step 0" in explanation
+    assert "recorded 'Please echo hello' vs actual 'Please echo goodbye'" in explanation
+    assert cassette.read_bytes() == before
