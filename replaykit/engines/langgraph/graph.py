@@ -279,7 +279,7 @@ def replay(run: Run, *, checkpoint_db: str | os.PathLike[str] | None = None,
         if built.graph.get_state(config).values:
             raise BadInput(f"thread {thread!r} already has checkpoints in {checkpoint_db}; pick another thread id")
         final = built.drive(config)
-        count = sum(1 for _ in built.graph.get_state_history(config))
+        count = sum(1 for _ in saver.list(config))  # the checkpoints themselves, no state rebuilt
     return ReplayResult([rt.lc_to_ir(m) for m in final], built.log.counters(), built.log.entries, thread, count)
 
 

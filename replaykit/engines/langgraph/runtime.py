@@ -31,6 +31,7 @@ message by reusing its id (``add_messages`` replaces by id).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import operator
@@ -95,25 +96,43 @@ def replay_messages(left: Sequence[BaseMessage], right: Any) -> list[BaseMessage
             merged.append(message)
         else:
             merged[at] = message
-    _INDEX_CACHE.clear()  # one entry: the list the graph holds now
-    _INDEX_CACHE[id(merged)] = (merged, len(merged), index)
+    _INDEX_CACHE[:] = [(merged, index)]  # one entry: the list the graph holds now
     return merged
 
 
-_INDEX_CACHE: dict[int, tuple[list[BaseMessage], int, dict[str, int]]] = {}
+_INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int]]] = []
 
 
 def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
-    """Message id -> position: a copy of the cached index when ``messages`` is the list last returned
-    (and unchanged in length), else built."""
-    hit = _INDEX_CACHE.get(id(messages))
-    if hit is not None and hit[0] is messages and hit[1] == len(messages):
-        return dict(hit[2])
+    """Message id -> position: a copy of the cached index when ``messages`` holds the very messages of
+    the list last returned (LangGraph may hand back a copy of it), else built."""
+    if _INDEX_CACHE:
+        cached, index = _INDEX_CACHE[0]
+        if len(cached) == len(messages) and all(map(operator.is_, cached, messages)):
+            return dict(index)
     return {m.id: i for i, m in enumerate(messages) if isinstance(m.id, str)}
 
 
+def _replay_messages_batch(state: list[BaseMessage], writes: Sequence[Any]) -> list[BaseMessage]:
+    """``replay_messages`` over a batch of writes (the form a ``DeltaChannel`` reducer takes)."""
+    for write in writes:
+        state = replay_messages(state, write)
+    return state
+
+
+def _messages_channel() -> Any:
+    """The messages channel. Where LangGraph has ``DeltaChannel`` (1.2+), a checkpoint stores each
+    superstep's new and replaced messages, not the whole conversation again at every node (which made a
+    checkpointed replay quadratic in time and in file size); else the reducer alone."""
+    try:
+        from langgraph.channels.delta import DeltaChannel
+    except ImportError:
+        return replay_messages
+    return DeltaChannel(_replay_messages_batch, list)
+
+
 class MessagesState(TypedDict):
-    messages: Annotated[list[AnyMessage], replay_messages]
+    messages: Annotated[list[AnyMessage], _messages_channel()]
 
 
 def canonical(value: Any) -> str:
@@ -393,6 +412,7 @@ class StateView:
         self.stashes: list[JSON | None] = []
         self._pure: list[bool] = []  # all messages up to here pure
         self._next: list[int] = []  # next_llm_index up to here
+        self._irs: list[JSON | None] = []
 
     def update(self, messages: Sequence[BaseMessage]) -> StateView:
         old = self._messages
@@ -400,12 +420,13 @@ class StateView:
         if same:
             flags = list(map(operator.is_, old[:same], messages[:same]))
             same = flags.index(False) if False in flags else same
-        del self.stashes[same:], self._pure[same:], self._next[same:]
+        del self.stashes[same:], self._pure[same:], self._next[same:], self._irs[same:]
         pure = self._pure[-1] if self._pure else True
         nxt = self._next[-1] if self._next else 0
         for message in messages[same:]:
             stash = stash_of(message)
             self.stashes.append(stash)
+            self._irs.append(stash["ir"] if stash is not None else None)
             pure = pure and stash is not None and stash.get("provenance") in PURE
             nxt = max(nxt, next_llm_index((stash,)))
             self._pure.append(pure)
@@ -422,7 +443,9 @@ class StateView:
         return self._next[-1] if self._next else 0
 
     def irs(self) -> list[JSON]:
-        return [s["ir"] for s in self.stashes if s is not None]
+        if self.pure:
+            return list(self._irs)  # type: ignore[arg-type]  # pure: every message has its IR
+        return [ir for ir in self._irs if ir is not None]
 
 
 class ModelNode:
@@ -626,7 +649,11 @@ def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON
     rewrote (re-stripped text, re-serialized arguments) becomes ``recorded``; same positional ids, so
     the reducer replaces. Anything else (a compressed context) replaces the whole state. New and
     rewritten messages are marked as the request of call ``index``: the model node serves it next."""
-    differ = [i for i, same in enumerate(map(operator.is_, request, state)) if not same]
+    flags = list(map(operator.is_, request, state))
+    differ: list[int] = []
+    with contextlib.suppress(ValueError):  # the positions that are not the very same object, found in C
+        while True:
+            differ.append(flags.index(False, differ[-1] + 1 if differ else 0))
     if len(request) < len(state) or any(request[i].get("role") != state[i].get("role") for i in differ):
         return [RemoveMessage(id=REMOVE_ALL_MESSAGES),
                 *(_stamp(m, i, "recorded", next_llm=index) for i, m in enumerate(request))]
@@ -681,9 +708,9 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
             new = replay_messages(messages, new)
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
-        if any(provenance_of(m) not in PURE for m in messages):
+        if not view.update(messages).pure:
             return continue_turns(graph, record, messages, config, durability=durability)
-        following = view.update(messages).next_llm
+        following = view.next_llm
         if following <= index:
             raise ReplayDesync(f"the graph made no progress at recorded LLM call {index}")
         index = following
