@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from replaykit.core.errors import BadInput
+from replaykit.core.ir import LLMCallEvent, ToolCallEvent
 from replaykit.core.run import Run
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
@@ -92,17 +93,47 @@ def model_json(model: BaseModel) -> str:
     except (ValueError, TypeError):
         with _unbounded_ints():
             text = _ascii_json(model.model_dump(mode="json", exclude_none=True))
-    text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
+    if not text.isascii() or "\x7f" in text:  # pydantic escapes the rest (< 0x20) already
+        text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
     if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
         raise BadInput("internal: JSON text is not printable ASCII")
     return text
 
 
+def event_texts(run: Run) -> list[str]:
+    """Each event as printable-ASCII JSON, a request's tool messages that repeat an earlier tool call's
+    result written as that event's position (``replaykit.core.serve.tool_message_refs``; the script
+    expands them back with ``expand_tool_message_refs`` before anything reads the events)."""
+    from replaykit.core.serve import tool_message_refs
+
+    texts = [model_json(event) for event in run.events]
+    candidates = [i for i, event in enumerate(run.events)
+                  if isinstance(event, LLMCallEvent) and any(m.role == "tool" for m in event.request.context.append)]
+    if not candidates:
+        return texts
+    plain: dict[int, dict[str, Any]] = {}
+    for i, event in enumerate(run.events):
+        if isinstance(event, ToolCallEvent) or i in candidates:
+            plain[i] = event.model_dump(mode="json", exclude_none=True)
+    # Only the events the compact form reads: tool calls (by position) and the requests that may refer.
+    view = [plain.get(i, {}) for i in range(len(run.events))]
+    compact = tool_message_refs(view)
+    for i in candidates:
+        if compact[i] is not view[i]:
+            try:
+                with _unbounded_ints():
+                    texts[i] = _NOT_PRINTABLE_ASCII.sub(_escape_char, _ascii_json(compact[i]))
+            except ValueError:  # NaN or infinity somewhere in it: keep the event's own full text
+                continue
+    return texts
+
+
 def trace_literal_lines(run: Run) -> list[str]:
     """The pieces of the one JSON document, one per source line (their concatenation is the JSON)."""
     pieces = ['{"header": ' + model_json(run.header) + ",\n", '"events": [\n']
-    last = len(run.events) - 1
-    pieces.extend(model_json(event) + (",\n" if i < last else "\n") for i, event in enumerate(run.events))
+    texts = event_texts(run)
+    last = len(texts) - 1
+    pieces.extend(text + (",\n" if i < last else "\n") for i, text in enumerate(texts))
     pieces.append("]}\n")
     return pieces
 

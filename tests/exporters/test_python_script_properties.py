@@ -34,6 +34,7 @@ from replaykit.core.ir import (
 from replaykit.core.recorder import Recorder
 from replaykit.core.replay_doc import build_replay_document
 from replaykit.core.run import Run
+from replaykit.core.serve import expand_tool_message_refs
 from replaykit.exporters import export
 from replaykit.exporters.python_script import render, safe_text, trace_data
 from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked, run_script
@@ -150,7 +151,9 @@ def check_script(run: Run, *, execute: bool = True) -> None:
     assert len(embedded) == 1
     with int_digits_unbounded():
         expected = as_json({"header": header, "events": events})
-        assert json.loads(embedded[0]) == expected
+        decoded = json.loads(embedded[0])
+        decoded["events"] = expand_tool_message_refs(decoded["events"])  # tool results are stored once
+        assert decoded == expected
     if not execute:
         return
     namespace: dict[str, Any] = {"__name__": "replaykit_generated_script"}

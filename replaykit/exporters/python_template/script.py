@@ -25,7 +25,7 @@ from typing import Any
 
 # <template-only>
 from replaykit.core.replay_doc import RangeError, build_replay_document, step_summary
-from replaykit.core.serve import resolve_delta_chain
+from replaykit.core.serve import expand_tool_message_refs, resolve_delta_chain
 
 RUN_ID: str | None = None
 # </template-only>
@@ -75,7 +75,10 @@ def decode_trace(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if (not isinstance(data, dict) or not isinstance(data.get("header"), dict)
             or not isinstance(data.get("events"), list) or not all(isinstance(e, dict) for e in data["events"])):
         raise ScriptError("embedded data is not a replaykit trace document")
-    return data["header"], data["events"]
+    try:  # tool results are stored once: a request's tool message may be the position of its tool call
+        return data["header"], expand_tool_message_refs(data["events"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ScriptError(f"embedded trace is malformed: {exc}") from exc
 
 
 def step_positions(events: list[dict[str, Any]]) -> list[int]:
