@@ -88,38 +88,10 @@ def tool_message(event: dict[str, Any]) -> dict[str, Any]:
     return {"role": "tool", "parts": [part]}
 
 
-def tool_message_refs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A run's events with every request message that is exactly ``tool_message`` of an earlier tool
-    call event replaced by that event's position (an int: a message is never one). The compact form
-    generated code embeds: a tool result is then stored once, not again in the next request's delta.
-    Events are shared, not copied, except the requests that change."""
-    by_call: dict[str, int] = {}
-    out: list[dict[str, Any]] = []
-    for position, event in enumerate(events):
-        kind = event.get("kind")
-        if kind == "tool_call" and event.get("call_id") is not None:
-            by_call[str(event["call_id"])] = position
-        request: dict[str, Any] = (event.get("request") if kind in ("llm_call", "error") else None) or {}
-        append = request.get("context", {}).get("append") if isinstance(request, dict) else None
-        if isinstance(append, list) and by_call:
-            refs = [_tool_ref(message, events, by_call) for message in append]
-            if any(ref is not None for ref in refs):
-                context = {**request["context"], "append": [m if r is None else r for m, r in zip(append, refs, strict=True)]}
-                event = {**event, "request": {**request, "context": context}}
-        out.append(event)
-    return out
-
-
-def _tool_ref(message: Any, events: list[dict[str, Any]], by_call: dict[str, int]) -> int | None:
-    if not isinstance(message, dict) or message.get("role") != "tool" or len(message.get("parts") or ()) != 1:
-        return None
-    position = by_call.get(str(message["parts"][0].get("tool_call_id")))
-    return position if position is not None and tool_message(events[position]) == message else None
-
-
 def expand_tool_message_refs(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The inverse of ``tool_message_refs``, in place: every int in a request's ``append`` becomes the
-    tool message of the tool call event at that earlier position."""
+    """The embedded form of a run (``replaykit.exporters.python_script``) writes a request message that
+    is exactly ``tool_message`` of an earlier tool call event as that event's position (an int: a
+    message never is one), so each tool result is stored once. This turns them back, in place."""
     for position, event in enumerate(events):
         request = event.get("request") if event.get("kind") in ("llm_call", "error") else None
         append = request.get("context", {}).get("append") if isinstance(request, dict) else None

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import LLMCallEvent, ToolCallEvent
+from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolResultPart
 from replaykit.core.run import Run
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
@@ -89,10 +89,11 @@ def model_json(model: BaseModel) -> str:
     same). Slow path, for what pydantic's JSON serializer refuses (lone surrogates): the same data via
     ``model_dump(mode="json")`` and ``json.dumps(ensure_ascii=True)``."""
     try:
-        text = model.model_dump_json(exclude_none=True)
+        # warnings=False: an export may put a message's position where a message goes (event_texts)
+        text = model.model_dump_json(exclude_none=True, warnings=False)
     except (ValueError, TypeError):
         with _unbounded_ints():
-            text = _ascii_json(model.model_dump(mode="json", exclude_none=True))
+            text = _ascii_json(model.model_dump(mode="json", exclude_none=True, warnings=False))
     if not text.isascii() or "\x7f" in text:  # pydantic escapes the rest (< 0x20) already
         text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
     if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
@@ -101,31 +102,38 @@ def model_json(model: BaseModel) -> str:
 
 
 def event_texts(run: Run) -> list[str]:
-    """Each event as printable-ASCII JSON, a request's tool messages that repeat an earlier tool call's
-    result written as that event's position (``replaykit.core.serve.tool_message_refs``; the script
-    expands them back with ``expand_tool_message_refs`` before anything reads the events)."""
-    from replaykit.core.serve import tool_message_refs
-
-    texts = [model_json(event) for event in run.events]
-    candidates = [i for i, event in enumerate(run.events)
-                  if isinstance(event, LLMCallEvent) and any(m.role == "tool" for m in event.request.context.append)]
-    if not candidates:
-        return texts
-    plain: dict[int, dict[str, Any]] = {}
-    for i, event in enumerate(run.events):
-        if isinstance(event, ToolCallEvent) or i in candidates:
-            plain[i] = event.model_dump(mode="json", exclude_none=True)
-    # Only the events the compact form reads: tool calls (by position) and the requests that may refer.
-    view = [plain.get(i, {}) for i in range(len(run.events))]
-    compact = tool_message_refs(view)
-    for i in candidates:
-        if compact[i] is not view[i]:
-            try:
-                with _unbounded_ints():
-                    texts[i] = _NOT_PRINTABLE_ASCII.sub(_escape_char, _ascii_json(compact[i]))
-            except ValueError:  # NaN or infinity somewhere in it: keep the event's own full text
-                continue
+    """Each event as printable-ASCII JSON, with every request message that is exactly the tool message
+    of an earlier tool call event (``replaykit.core.serve.tool_message``) written as that event's
+    position: a tool result is stored once, not again in the next request's delta. The script turns
+    them back into the messages (``expand_tool_message_refs``) before anything reads the events."""
+    texts: list[str] = []
+    tool_calls: dict[str, tuple[int, ToolCallEvent]] = {}
+    for position, event in enumerate(run.events):
+        if isinstance(event, ToolCallEvent):
+            tool_calls[event.call_id] = (position, event)
+        elif isinstance(event, LLMCallEvent) and tool_calls:
+            append = event.request.context.append
+            mixed: list[Any] = [_tool_ref(message, tool_calls) for message in append]
+            if any(isinstance(item, int) for item in mixed):
+                mixed = [message if item is None else item for message, item in zip(append, mixed, strict=True)]
+                context = event.request.context.model_copy(update={"append": mixed})
+                event = event.model_copy(update={"request": event.request.model_copy(update={"context": context})})
+        texts.append(model_json(event))
     return texts
+
+
+def _tool_ref(message: Message, tool_calls: dict[str, tuple[int, ToolCallEvent]]) -> int | None:
+    """The position of the tool call whose ``serve.tool_message`` is exactly ``message``, else None."""
+    if message.role != "tool" or len(message.parts) != 1 or not isinstance(message.parts[0], ToolResultPart):
+        return None
+    found = tool_calls.get(message.parts[0].tool_call_id)
+    if found is None:
+        return None
+    position, event = found
+    expected = Message(role="tool", parts=[ToolResultPart(tool_call_id=event.call_id, name=event.name,
+                                                          content=event.result or "",
+                                                          is_error=event.status == "error")])
+    return position if message == expected else None
 
 
 def trace_literal_lines(run: Run) -> list[str]:
