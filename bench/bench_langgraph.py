@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -50,17 +51,15 @@ def _cpu(fn: Any) -> float:
     return time.process_time() - start
 
 
+class _FloorState(TypedDict):
+    n: Annotated[list[int], operator.add]
+
+
 def framework_floor(supersteps: int) -> float:
     """CPU seconds of a bare two-node LangGraph loop of ``supersteps`` supersteps (nodes do nothing)."""
-    import operator
-    from typing import Annotated, TypedDict
-
     from langgraph.graph import END, START, StateGraph
 
-    class State(TypedDict):
-        n: Annotated[list[int], operator.add]
-
-    graph = StateGraph(State)
+    graph = StateGraph(_FloorState)
     graph.add_node("a", lambda s: {"n": [1]})
     graph.add_node("b", lambda s: {"n": [2]})
     graph.add_edge(START, "a")

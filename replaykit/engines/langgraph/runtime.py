@@ -96,7 +96,9 @@ def replay_messages(left: Sequence[BaseMessage], right: Any) -> list[BaseMessage
             merged.append(message)
         else:
             merged[at] = message
-    _INDEX_CACHE[:] = [(merged, index)]  # one entry: the list the graph holds now
+    # The last few lists returned: LangGraph may reduce against one of them again (a copy of it, or the
+    # value one superstep back), and each holds the conversation whole.
+    _INDEX_CACHE[:] = [(merged, index), *_INDEX_CACHE[:3]]
     return merged
 
 
@@ -104,10 +106,9 @@ _INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int]]] = []
 
 
 def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
-    """Message id -> position: a copy of the cached index when ``messages`` holds the very messages of
-    the list last returned (LangGraph may hand back a copy of it), else built."""
-    if _INDEX_CACHE:
-        cached, index = _INDEX_CACHE[0]
+    """Message id -> position: a copy of a cached index when ``messages`` holds the very messages of a
+    list returned lately (LangGraph may hand back a copy of it), else built."""
+    for cached, index in _INDEX_CACHE:
         if len(cached) == len(messages) and all(map(operator.is_, cached, messages)):
             return dict(index)
     return {m.id: i for i, m in enumerate(messages) if isinstance(m.id, str)}
