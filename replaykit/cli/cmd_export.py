@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.cli._common import add_json, add_store, console, load_run, print_json
+from replaykit.cli._corpus_flags import add_corpus_flags
 
 SINGLE_RUN = {
     "python": "replaykit.exporters.python_script",
@@ -34,6 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
+    parser.add_argument("--min-health", type=int, default=None, metavar="S",
+                        help="training formats: leave out runs whose health score is below S (0-100)")
+    parser.add_argument("--parquet", action="store_true", help="training formats, -o DIR: Parquet shards too")
+    add_corpus_flags(parser)
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
