@@ -21,11 +21,12 @@ Cost is only counted when it is known (``core.cost``); an unknown price never co
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.canonical import dumps_compact
+from replaykit.core.canonical import canonical_json
 from replaykit.core.ir import (
     DesyncEvent,
     ErrorEvent,
@@ -108,14 +109,14 @@ def _penalty(code: str, count: int) -> int:
 
 
 def _args_key(event: ToolCallEvent) -> str:
-    if event.raw_arguments is not None:
+    """The arguments in canonical form: the same call spelled differently is still the same call."""
+    value = event.arguments
+    if value is None and event.raw_arguments is not None:
         try:
-            import json
-
-            return dumps_compact(json.loads(event.raw_arguments))
+            value = json.loads(event.raw_arguments)
         except ValueError:
             return event.raw_arguments
-    return dumps_compact(event.arguments if event.arguments is not None else {})
+    return canonical_json(value if value is not None else {})
 
 
 def _tokens(event: LLMCallEvent) -> int:

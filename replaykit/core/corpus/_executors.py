@@ -5,8 +5,8 @@ as they finish (in any order: the driver writes each partition to its own shard,
 never reaches the output). At most ``2 x workers`` partitions are in flight, so the driver holds a
 bounded number of finished partitions however large the corpus.
 
-- ``--workers N``: a process pool on this machine (``forkserver``: the driver runs a progress thread,
-  and forking a threaded process is unsafe); ``N = 1`` runs in the driver process.
+- ``--workers N``: a process pool on this machine, started before the progress bar's thread (see
+  ``LocalExecutor.start``); ``N = 1`` runs in the driver process.
 - ``--cluster ray``: a local Ray instance (``ray://ADDRESS`` or ``ray://auto``: an existing cluster).
 - ``--cluster dask``: a Dask LocalCluster (``dask://HOST:PORT``: an existing scheduler).
 
@@ -34,6 +34,8 @@ class Executor(Protocol):
     name: str
     workers: int
 
+    def start(self, partitions: int) -> None: ...
+
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]: ...
 
     def close(self) -> None: ...
@@ -53,32 +55,46 @@ class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.name = "local"
         self.workers = workers
+        self._pool: Any = None
+
+    def start(self, partitions: int) -> None:
+        """Start the worker processes now, before the driver starts its progress-bar thread: on Linux
+        they are forked (fast, no re-import of ``__main__``), and a fork must not copy a running thread."""
+        if self.workers <= 1 or partitions <= 1:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        n = min(self.workers, partitions)
+        self._pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method))
+        for future in [self._pool.submit(os.getpid) for _ in range(n)]:
+            future.result()
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
-        if self.workers <= 1 or len(parts) <= 1:
+        if self._pool is None:
             for part in parts:
                 yield run_partition(task, options, part)
             return
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
         from concurrent.futures.process import BrokenProcessPool
 
-        context = multiprocessing.get_context("forkserver")
         todo = list(parts)
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(parts)), mp_context=context) as pool:
-            pending: set[Future[PartitionResult]] = set()
-            try:
-                while todo or pending:
-                    while todo and len(pending) < 2 * self.workers:
-                        pending.add(pool.submit(run_partition, task, options, todo.pop(0)))
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        yield future.result()
-            except BrokenProcessPool as exc:
-                raise WorkerLost(f"a worker process died ({exc}); {_RESUME}") from exc
+        pending: set[Future[PartitionResult]] = set()
+        try:
+            while todo or pending:
+                while todo and len(pending) < 2 * self.workers:
+                    pending.add(self._pool.submit(run_partition, task, options, todo.pop(0)))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BrokenProcessPool as exc:
+            raise WorkerLost(f"a worker process died ({exc}); {_RESUME}") from exc
 
     def close(self) -> None:
-        pass
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 class RayExecutor:
@@ -98,6 +114,9 @@ class RayExecutor:
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
         # Ray re-runs a task whose worker died (max_retries); the partition is written once either way.
         self._remote = ray.remote(num_cpus=1, max_retries=3)(run_partition)
+
+    def start(self, partitions: int) -> None:
+        pass
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
         ray = self._ray
@@ -134,6 +153,9 @@ class DaskExecutor:
             self._client = Client(self._cluster)
         n = len(self._client.scheduler_info().get("workers", {})) or workers
         self.workers = max(1, n)
+
+    def start(self, partitions: int) -> None:
+        pass
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
         from distributed import as_completed

@@ -163,6 +163,7 @@ def run_corpus(
         executor = make_executor(workers, cluster)
         summary.executor, summary.workers = executor.name, executor.workers
         try:
+            executor.start(len(todo))
             with ProgressBar(sum(len(p.paths) for p in todo), label, show=progress) as advance:
                 for result in executor.map(task, options, todo):
                     if result.fatal:
