@@ -74,10 +74,10 @@ def handle(args: argparse.Namespace) -> int:
 
 def _redact_corpus(args: argparse.Namespace, sources: list[Path], out: Path) -> int:
     from replaykit.core.corpus import run_corpus
-    from replaykit.core.redaction._runs import corpus_task
+    from replaykit.core.redaction import redaction_task
 
     options = {"mode": args.mode, "allow": sorted(args.allow)}
-    summary = run_corpus(sources, corpus_task, options, command="redact", out=out, sink="runs",
+    summary = run_corpus(sources, redaction_task, options, command="redact", out=out, sink="runs",
                          force=args.force, label="redacting", **corpus_kwargs(args))
     report_damaged(summary.damaged)
     if args.json:

@@ -27,8 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.corpus import corpus_sources, run_corpus
-    from replaykit.core.corpus._stats import corpus_report, stats_task
+    from replaykit.core.corpus import corpus_report, corpus_sources, run_corpus, stats_task
     from replaykit.core.errors import BadInput
 
     html_path = Path(args.html).expanduser() if args.html else None

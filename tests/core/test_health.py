@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
+from replaykit.cli.main import main
 from replaykit.core.health import HealthLimits, run_health
 from replaykit.core.ir import LLMResponse, Message, TextPart, Usage
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.testing.sample_runs import sample_header
-from tests.conftest import FIXTURES, subprocess_env
+from tests.conftest import FIXTURES
 
 
 def _run(build: object, **header: object) -> Run:
@@ -119,7 +120,7 @@ def test_a_real_hermes_run_with_a_retried_500() -> None:
     assert {r.code for r in health.reasons} == {"errors", "retries"} and health.score == 92
 
 
-def test_inspect_and_html_report_show_the_health(tmp_path: Path) -> None:
+def test_inspect_and_html_report_show_the_health(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def build(rec: Recorder) -> None:
         for i in range(3):
             rec.tool_call(f"c{i}", "read_file", {"path": "same"})
@@ -128,16 +129,14 @@ def test_inspect_and_html_report_show_the_health(tmp_path: Path) -> None:
     run = _run(build)
     store = RunStore(tmp_path / "s")
     store.write_run(run.header, run.events)
-    env = subprocess_env()
-    doc = json.loads(subprocess.run([sys.executable, "-m", "replaykit", "inspect", "h-run", "--store", str(store.root),
-                                     "--json"], capture_output=True, text=True, env=env, check=True).stdout)
+    assert main(["inspect", "h-run", "--store", str(store.root), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
     assert doc["run_id"] == "h-run" and doc["health"]["score"] == 90
     assert doc["health"]["reasons"][0]["code"] == "loop"
-    text = subprocess.run([sys.executable, "-m", "replaykit", "inspect", "h-run", "--store", str(store.root)],
-                          capture_output=True, text=True, env=env, check=True).stdout
+    assert main(["inspect", "h-run", "--store", str(store.root)]) == 0
+    text = capsys.readouterr().out
     assert "health 90/100: loop: same tool with same arguments (read_file x3)" in " ".join(text.split())
     out = tmp_path / "r.html"
-    subprocess.run([sys.executable, "-m", "replaykit", "export", "h-run", "--store", str(store.root), "--format", "html",
-                    "-o", str(out)], capture_output=True, text=True, env=env, check=True)
+    assert main(["export", "h-run", "--store", str(store.root), "--format", "html", "-o", str(out)]) == 0
     page = out.read_text()
     assert "<h2>Health</h2>" in page and "90/100" in page and "read_file x3" in page

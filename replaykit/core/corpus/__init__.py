@@ -12,6 +12,7 @@ from __future__ import annotations
 from ._executors import make_executor, parse_cluster
 from ._pipeline import CorpusSummary, run_corpus, shard_name
 from ._sources import DEFAULT_PARTITION_RUNS, Partition, corpus_sources, make_partitions
+from ._stats import corpus_report, stats_task
 from ._task import PartitionResult, RunResult, run_partition
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "Partition",
     "PartitionResult",
     "RunResult",
+    "corpus_report",
     "corpus_sources",
     "make_executor",
     "make_partitions",
@@ -27,4 +29,5 @@ __all__ = [
     "run_corpus",
     "run_partition",
     "shard_name",
+    "stats_task",
 ]

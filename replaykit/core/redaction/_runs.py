@@ -176,7 +176,7 @@ def corpus_run_id(source_run_id: str) -> str:
     return f"redacted-{hashlib.sha256(source_run_id.encode('utf-8')).hexdigest()[:32]}"
 
 
-def corpus_task(path: str, options: Mapping[str, Any]) -> RunResult:
+def redaction_task(path: str, options: Mapping[str, Any]) -> RunResult:
     """The corpus pipeline's redaction task: one trace file -> the lines of its redacted copy.
 
     ``options``: mode, allow (terms never redacted). Reads the run as a stream; the copy's lines are
