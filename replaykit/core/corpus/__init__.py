@@ -9,7 +9,7 @@ See docs/corpus.md.
 
 from __future__ import annotations
 
-from ._executors import make_executor, parse_cluster
+from ._executors import Executor, make_executor, parse_cluster
 from ._pipeline import CorpusSummary, run_corpus, shard_name
 from ._sources import DEFAULT_PARTITION_RUNS, Partition, corpus_sources, make_partitions
 from ._stats import corpus_report, stats_task
@@ -18,6 +18,7 @@ from ._task import PartitionResult, RunResult, run_partition
 __all__ = [
     "DEFAULT_PARTITION_RUNS",
     "CorpusSummary",
+    "Executor",
     "Partition",
     "PartitionResult",
     "RunResult",

@@ -60,7 +60,7 @@ class LocalExecutor:
     def start(self, partitions: int) -> None:
         """Start the worker processes now, before the driver starts its progress-bar thread: on Linux
         they are forked (fast, no re-import of ``__main__``), and a fork must not copy a running thread."""
-        if self.workers <= 1 or partitions <= 1:
+        if self.workers <= 1 or partitions <= 1 or self._pool is not None:
             return
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor

@@ -25,7 +25,7 @@ from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.files import write_private
 from replaykit.core.progress import ProgressBar
 
-from ._executors import make_executor
+from ._executors import Executor, make_executor
 from ._manifest import Manifest
 from ._sources import DEFAULT_PARTITION_RUNS, Partition, make_partitions, partitions_digest
 from ._task import PartitionResult, RunResult, Task
@@ -130,8 +130,13 @@ def run_corpus(
     collect_info: bool = False,
     label: str = "processing",
     on_partition: Callable[[PartitionResult], None] | None = None,
+    executor: Executor | None = None,
 ) -> CorpusSummary:
-    """Run ``task`` over every source; see the module docstring. Resumable when ``out`` is given."""
+    """Run ``task`` over every source; see the module docstring. Resumable when ``out`` is given.
+
+    ``executor``: one already started (``make_executor``), to run several jobs on one cluster; it is
+    left open. Otherwise one is made from ``workers`` / ``cluster`` and closed at the end.
+    """
     if parquet and sink != "shards":
         raise BadInput("--parquet applies to shard output (export -o DIR)")
     if parquet:
@@ -160,7 +165,9 @@ def run_corpus(
     infos: dict[int, list[dict[str, Any]]] = {}
     ids: dict[int, list[str]] = {i: list(e.get("run_ids", [])) for i, e in (manifest.done.items() if manifest else [])}
     if todo:
-        executor = make_executor(workers, cluster)
+        owned = executor is None
+        if executor is None:
+            executor = make_executor(workers, cluster)
         summary.executor, summary.workers = executor.name, executor.workers
         try:
             executor.start(len(todo))
@@ -189,7 +196,8 @@ def run_corpus(
                     for _ in result.runs:
                         advance()
         finally:
-            executor.close()
+            if owned:
+                executor.close()
     summary.damaged.sort(key=lambda d: d["source"])
     summary.run_ids = [rid for i in sorted(ids) for rid in ids[i]]
     if manifest is not None:
