@@ -18,9 +18,11 @@ from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
 from replaykit.exporters.training import corpus_task
 from tests.conftest import subprocess_env
-from tests.corpus.support import DRIVER, PATTERNS, RAW, make_corpus, shard_bytes
+from tests.corpus.support import DRIVER, FIXTURES, PATTERNS, RAW, make_corpus, shard_bytes
 
 N_RUNS = 40
+N_HERMES = len(list(FIXTURES.glob("*.jsonl")))  # the real Hermes recordings, in every corpus
+TOTAL = N_RUNS + N_HERMES
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,7 @@ def reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     summary = run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=True,
                          workers=1, partition_runs=8, progress=False)
-    assert summary.runs == N_RUNS + 6 and summary.records > N_RUNS and not summary.damaged
+    assert summary.runs == TOTAL and summary.records > N_RUNS and not summary.damaged
     return out
 
 
@@ -56,7 +58,7 @@ def test_partitions_depend_on_the_input_only(corpus: Path) -> None:
 
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     parts = make_partitions(sources, max_runs=8)
-    assert [len(p.paths) for p in parts] == [8] * 5 + [6]
+    assert [len(p.paths) for p in parts] == [8] * (TOTAL // 8) + ([TOTAL % 8] if TOTAL % 8 else [])
     assert [p for part in parts for p in part.paths] == [str(s) for s in sources]
     assert make_partitions(sources, max_runs=8, max_bytes=1)[0].paths == (str(sources[0]),)
 
@@ -223,7 +225,7 @@ def test_a_rerun_with_other_options_is_refused(corpus: Path, reference: Path) ->
                    sink="shards", parquet=True, workers=1, partition_runs=8, progress=False)
     again = run_corpus(sources, corpus_task, RAW, command="export", out=reference, sink="shards", parquet=True,
                        workers=1, partition_runs=8, progress=False)
-    assert again.resumed_partitions == again.partitions == 6 and again.runs == N_RUNS + 6
+    assert again.resumed_partitions == again.partitions == -(-TOTAL // 8) and again.runs == TOTAL
 
 
 def test_parquet_shards_hold_the_jsonl_records(reference: Path) -> None:
@@ -291,6 +293,6 @@ def test_a_larger_corpus_is_the_same_with_one_or_two_workers(tmp_path: Path) -> 
         out = tmp_path / f"w{workers}"
         summary = run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", workers=workers,
                              progress=False)
-        assert summary.runs == 2006 and not summary.damaged
+        assert summary.runs == 2000 + N_HERMES and not summary.damaged
         outs.append(shard_bytes(out))
     assert outs[0] == outs[1] and len(outs[0]) == 32

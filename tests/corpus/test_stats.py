@@ -14,7 +14,7 @@ from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.testing.sample_runs import sample_header
 from tests.conftest import subprocess_env
-from tests.corpus.support import make_corpus
+from tests.corpus.support import FIXTURES, make_corpus
 
 HOSTILE = '<script>alert("x")</script><img src=https://evil.example/x.png>'
 
@@ -39,10 +39,10 @@ def test_stats_json_and_html(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     runs = [Run.load(p) for p in sorted(store.root.glob("*.jsonl"))]
-    assert doc["runs"] == len(runs) == 27 and doc["damaged"] == []
+    assert doc["runs"] == len(runs) == 21 + len(list(FIXTURES.glob("*.jsonl"))) and doc["damaged"] == []
     assert doc["steps"] == sum(len(r.steps) for r in runs)
     assert doc["tool_calls"] == sum(len(r.tool_calls()) for r in runs)
-    assert sum(doc["health"]["histogram"].values()) == 27
+    assert sum(doc["health"]["histogram"].values()) == len(runs)
     tools = {t["tool"]: t for t in doc["tools"]}
     assert tools[HOSTILE]["calls"] == 3 and tools[HOSTILE]["failure_rate"] == 1.0
     failures = sum(1 for r in runs for e in r.tool_calls() if e.status == "error")
