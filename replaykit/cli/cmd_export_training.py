@@ -85,8 +85,14 @@ def _export_corpus(args: argparse.Namespace, store: Any, sources: list[Path], ou
         "min_health": min_health,
     }
     assert args.format in FORMATS
+    parquet = None
+    if getattr(args, "parquet", False):
+        from replaykit.exporters.corpus_parquet import require_pyarrow, write_parquet
+
+        require_pyarrow()
+        parquet = write_parquet
     summary = run_corpus(sources, corpus_task, options, command="export", out=out, sink="shards",
-                         parquet=getattr(args, "parquet", False), force=getattr(args, "force", False),
+                         parquet=parquet, force=getattr(args, "force", False),
                          label="exporting", **corpus_kwargs(args))
     report_damaged(summary.damaged)
     if getattr(args, "json", False):

@@ -16,6 +16,7 @@ import pytest
 from replaykit.core.corpus import corpus_sources, make_partitions, run_corpus
 from replaykit.core.errors import BadInput
 from replaykit.core.run import Run
+from replaykit.exporters.corpus_parquet import write_parquet
 from replaykit.exporters.training import corpus_task
 from tests.conftest import subprocess_env
 from tests.corpus.support import DRIVER, FIXTURES, PATTERNS, RAW, make_corpus, shard_bytes
@@ -39,7 +40,7 @@ def reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("ref") / "out"
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
-    summary = run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=True,
+    summary = run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=write_parquet,
                          workers=1, partition_runs=8, progress=False)
     assert summary.runs == TOTAL and summary.records > N_RUNS and not summary.damaged
     return out
@@ -49,7 +50,7 @@ def _export(corpus: Path, out: Path, **kw: object) -> object:
     from replaykit.core.store import RunStore
 
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
-    return run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=True,
+    return run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=write_parquet,
                       partition_runs=8, progress=False, **kw)  # type: ignore[arg-type]
 
 
@@ -222,8 +223,8 @@ def test_a_rerun_with_other_options_is_refused(corpus: Path, reference: Path) ->
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     with pytest.raises(BadInput, match="other inputs or options"):
         run_corpus(sources, corpus_task, {**RAW, "min_health": 90}, command="export", out=reference,
-                   sink="shards", parquet=True, workers=1, partition_runs=8, progress=False)
-    again = run_corpus(sources, corpus_task, RAW, command="export", out=reference, sink="shards", parquet=True,
+                   sink="shards", parquet=write_parquet, workers=1, partition_runs=8, progress=False)
+    again = run_corpus(sources, corpus_task, RAW, command="export", out=reference, sink="shards", parquet=write_parquet,
                        workers=1, partition_runs=8, progress=False)
     assert again.resumed_partitions == again.partitions == -(-TOTAL // 8) and again.runs == TOTAL
 

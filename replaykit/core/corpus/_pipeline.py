@@ -7,7 +7,7 @@ the workers, and the output directory only to the driver.
 
 Sinks:
 - ``shards``: one ``part-NNNNN.jsonl`` per partition (records of its runs in input order), and with
-  ``parquet=True`` the same records in ``part-NNNNN.parquet``.
+  ``parquet=write_parquet`` the same records in ``part-NNNNN.parquet``.
 - ``runs``: one trace file per run, ``DIR/<run_id>.jsonl`` (a store of redacted copies).
 - ``None``: nothing written; the per-run ``info`` goes back to the caller (``stats``).
 """
@@ -31,6 +31,8 @@ from ._sources import DEFAULT_PARTITION_RUNS, Partition, make_partitions, partit
 from ._task import PartitionResult, RunResult, Task
 
 Sink = Literal["shards", "runs"] | None
+#: Writes one shard's records (JSON lines) in another format beside it (``exporters.corpus_parquet``).
+ShardWriter = Callable[[list[str], Path], None]
 
 
 @dataclass
@@ -72,7 +74,7 @@ def shard_name(index: int, suffix: str = "jsonl") -> str:
     return f"part-{index:05d}.{suffix}"
 
 
-def _write_partition(out: Path, sink: Sink, result: PartitionResult, parquet: bool) -> dict[str, int]:
+def _write_partition(out: Path, sink: Sink, result: PartitionResult, parquet: ShardWriter | None) -> dict[str, int]:
     """Write one partition's files atomically; returns {file name: size}."""
     files: dict[str, int] = {}
     if sink == "shards":
@@ -80,11 +82,9 @@ def _write_partition(out: Path, sink: Sink, result: PartitionResult, parquet: bo
         name = shard_name(result.index)
         write_private(out / name, "".join(line + "\n" for line in lines))
         files[name] = (out / name).stat().st_size
-        if parquet:
-            from ._parquet import write_parquet
-
+        if parquet is not None:
             pq = shard_name(result.index, "parquet")
-            write_parquet(lines, out / pq)
+            parquet(lines, out / pq)
             files[pq] = (out / pq).stat().st_size
     elif sink == "runs":
         for run in result.runs:
@@ -121,7 +121,7 @@ def run_corpus(
     command: str,
     out: Path | None = None,
     sink: Sink = None,
-    parquet: bool = False,
+    parquet: ShardWriter | None = None,
     workers: int | None = None,
     cluster: str | None = None,
     partition_runs: int = DEFAULT_PARTITION_RUNS,
@@ -137,18 +137,14 @@ def run_corpus(
     ``executor``: one already started (``make_executor``), to run several jobs on one cluster; it is
     left open. Otherwise one is made from ``workers`` / ``cluster`` and closed at the end.
     """
-    if parquet and sink != "shards":
+    if parquet is not None and sink != "shards":
         raise BadInput("--parquet applies to shard output (export -o DIR)")
-    if parquet:
-        from ._parquet import require_pyarrow
-
-        require_pyarrow()
     started = time.perf_counter()
     parts = make_partitions(sources, max_runs=partition_runs)
     summary = CorpusSummary(out=str(out) if out is not None else None, partitions=len(parts))
     manifest: Manifest | None = None
     if out is not None:
-        job = {"command": command, "options": dict(options), "parquet": parquet,
+        job = {"command": command, "options": dict(options), "parquet": parquet is not None,
                "partitions": len(parts), "input": partitions_digest(parts)}
         manifest = Manifest.open(out, job, force=force)
     todo: list[Partition] = []

@@ -1,10 +1,12 @@
-"""Parquet shards (``--parquet``): the records of a JSONL shard as a table, with pyarrow.
+"""Parquet shards (``export -o DIR --parquet``): the records of a JSONL shard as a table, with pyarrow.
 
 One column per top-level key of the records. Plain values (strings, numbers, booleans) keep their
 type; nested values (message lists, tool declarations) are stored as canonical JSON strings
 (sorted keys), because their shapes differ from record to record (tool JSON schemas above all) and a
 column type inferred per shard would differ between shards. ``json.loads`` on a cell gives the
-record's value back exactly. Rows are in the JSONL shard's order; the bytes depend only on the records.
+record's value back exactly. Every shard of a job therefore has the same column types, so a dataset
+reader can read all shards as one table. Rows are in the JSONL shard's order; the bytes depend only on
+the records. The corpus pipeline calls ``write_parquet`` on the driver for each finished partition.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ def require_pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise MissingExtra("parquet", "pyarrow") from exc
+        raise MissingExtra("training", "pyarrow") from exc
     return pa, pq
 
 
