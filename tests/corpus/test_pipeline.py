@@ -282,6 +282,10 @@ def test_cli_redact_all_into_a_directory_resumes(tmp_path: Path) -> None:
     assert "sk-proj-" not in text and "@example.com" not in text
     again = subprocess.run(cmd, capture_output=True, text=True, env=subprocess_env(), timeout=120)
     assert json.loads(again.stdout)["resumed_partitions"] == 2
+    # the output directory is a store of redacted copies: its manifest is not taken for a run
+    stats = subprocess.run([sys.executable, "-m", "replaykit", "stats", "--store", str(out), "--workers", "1",
+                            "--json"], capture_output=True, text=True, env=subprocess_env(), timeout=120)
+    assert json.loads(stats.stdout)["runs"] == 4 and json.loads(stats.stdout)["damaged"] == []
     assert {p.name: p.read_bytes() for p in out.glob("redacted-*.jsonl")} == copies
 
 

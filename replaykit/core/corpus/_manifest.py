@@ -17,7 +17,8 @@ from typing import Any
 
 from replaykit.core.errors import BadInput
 
-MANIFEST = "manifest.jsonl"
+from ._sources import MANIFEST
+
 KIND = "replaykit.corpus-manifest"
 
 

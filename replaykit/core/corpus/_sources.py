@@ -20,6 +20,8 @@ from pathlib import Path
 from replaykit.core.errors import BadInput
 from replaykit.core.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
 
+#: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
+MANIFEST = "manifest.jsonl"
 DEFAULT_PARTITION_RUNS = 64
 DEFAULT_PARTITION_BYTES = 64 * 1024 * 1024
 
@@ -31,24 +33,28 @@ class Partition:
     size_bytes: int
 
 
-def _is_redaction_copy(path: Path) -> bool:
-    """A redacted copy in the store (``--all`` leaves those out). A header we cannot read is kept: the
-    worker will report the run as damaged instead of it vanishing silently here."""
+def _redacted_from(path: Path) -> str | None:
+    """The source run id when ``path`` is a redacted copy, else None. A header that cannot be read is
+    not a copy: the worker will report the run as damaged instead of it vanishing silently here."""
     try:
         with open(path, "rb") as handle:
             header = json.loads(handle.readline(MAX_LINE_BYTES))
         lineage = header.get("lineage") if isinstance(header, dict) else None
-        return isinstance(lineage, dict) and lineage.get("relation") == "redaction"
+        if isinstance(lineage, dict) and lineage.get("relation") == "redaction":
+            return str(lineage.get("parent_run_id"))
     except (OSError, ValueError):
-        return False
+        pass
+    return None
 
 
 def store_sources(store: RunStore) -> list[Path]:
-    """Every run file of the store except redacted copies, sorted by file name."""
+    """Every run file of the store, sorted by file name, except redacted copies whose original is in the
+    same store (the same run twice); a store of redacted copies only (``redact -o DIR``) is read whole."""
     if not store.root.is_dir():
         return []
-    files = sorted(p for p in store.root.glob(f"*{TRACE_SUFFIX}") if p.is_file())
-    return [p for p in files if not _is_redaction_copy(p)]
+    files = sorted(p for p in store.root.glob(f"*{TRACE_SUFFIX}") if p.is_file() and p.name != MANIFEST)
+    ids = {p.name[: -len(TRACE_SUFFIX)] for p in files}
+    return [p for p in files if _redacted_from(p) not in ids]
 
 
 def _expand(ref: str, store: RunStore) -> list[Path]:
@@ -60,7 +66,8 @@ def _expand(ref: str, store: RunStore) -> list[Path]:
         return files
     candidate = Path(ref).expanduser()
     if candidate.is_dir():
-        files = sorted(p for p in candidate.glob(f"*{TRACE_SUFFIX}") if p.is_file())
+        # A corpus output directory (redact -o DIR) is a store too: its manifest is not a run.
+        files = sorted(p for p in candidate.glob(f"*{TRACE_SUFFIX}") if p.is_file() and p.name != MANIFEST)
         if not files:
             raise BadInput(f"no {TRACE_SUFFIX} trace files in directory {ref}")
         return files
