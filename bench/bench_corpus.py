@@ -90,7 +90,7 @@ def measure(sources: list[Path], mode: str, engine: str, work: Path, executor: A
         "mode": mode, "engine": engine, "workers": workers, "runs": summary.runs, "records": summary.records,
         "partitions": summary.partitions, "partition_runs": partition, "wall_s": wall, "compute_s": compute[0],
         "records_per_s": summary.records / wall, "per_worker_records_per_s": summary.records / compute[0],
-        "overhead_s": max(0.0, wall - compute[0] / workers),
+        "overhead_s": max(0.0, wall - compute[0] / workers), "driver_s": summary.driver_seconds,
         "peak_rss_mb_per_worker": [round(k / 1024, 1) for k in rss], "digest": _digest(out),
     }
 
@@ -184,6 +184,27 @@ def main() -> int:
     return 0
 
 
+def estimate(r: dict[str, Any], machines: list[int], cores: int, n: int = 10_000) -> str:
+    """Records/s for ``n`` runs on M machines of ``cores`` workers each, from this engine's figures.
+
+    Compute: the measured per-worker rate on every core. Coordination: the measured overhead of the job
+    (wall time not explained by the workers' compute: executor scheduling, result transfer, the last
+    partitions' tail, startup inside the job) as a fixed cost, plus the driver's own serial work per
+    partition (writing the shard and the manifest) for every partition of the ``n``-run job.
+    """
+    driver = r.get("driver_s", 0.0)
+    fixed = max(0.0, r["overhead_s"] - driver)
+    per_part = driver / max(1, r["partitions"])
+    parts = -(-n // r["partition_runs"])
+    out = []
+    for m in machines:
+        seconds = n / (r["per_worker_records_per_s"] * m * cores) + fixed + per_part * parts
+        out.append(f"M={m}: {n / seconds:,.1f} records/s")
+    return (f"estimate for {n:,} runs on {r['engine']}, {cores} cores per machine (per-worker "
+            f"{r['per_worker_records_per_s']:.3f} records/s, fixed overhead {fixed:.1f} s, driver "
+            f"{per_part * 1000:.1f} ms per {r['partition_runs']}-run partition): " + "; ".join(out))
+
+
 def report(results: list[dict[str, Any]], machines: list[int], cores: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for mode in sorted({r["mode"] for r in results}):
@@ -204,18 +225,7 @@ def report(results: list[dict[str, Any]], machines: list[int], cores: int) -> li
         for r in mine:
             if r["engine"] == "local1":
                 continue
-            # Per-partition coordination cost as measured here (scheduling, result transfer, the driver
-            # writing the shard, waiting on stragglers); counted as if serial on the driver, so the
-            # estimate is a lower bound. Compute is the measured per-worker rate on every core.
-            per_part = r["overhead_s"] / max(1, r["partitions"])
-            n = 10_000
-            est = []
-            for m in machines:
-                seconds = n / (r["per_worker_records_per_s"] * m * cores) + per_part * n / r["partition_runs"]
-                est.append(f"M={m}: {n / seconds:,.0f} records/s")
-            print(f"estimate for {n} runs on {r['engine']}, {cores} cores per machine (per-worker "
-                  f"{r['per_worker_records_per_s']:.2f} records/s, {per_part:.2f} s overhead per "
-                  f"{r['partition_runs']}-run partition): " + "; ".join(est))
+            print(estimate(r, machines, cores))
     return rows
 
 

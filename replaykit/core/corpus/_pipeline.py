@@ -49,6 +49,7 @@ class CorpusSummary:
     files: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    driver_seconds: float = 0.0  # the driver's own serial work: writing shards and the manifest
     worker_peak_rss_kb: dict[str, int] = field(default_factory=dict)
     infos: list[dict[str, Any]] = field(default_factory=list)
 
@@ -173,10 +174,12 @@ def run_corpus(
                         raise ReplaykitError(result.fatal)
                     records, run_ids, skipped, damaged = _account(result.runs)
                     if manifest is not None and out is not None:
+                        writing = time.perf_counter()
                         files = _write_partition(out, sink, result, parquet)
                         manifest.record({"partition": result.index, "records": records, "runs": len(result.runs),
                                          "run_ids": run_ids, "skipped": dict(skipped), "damaged": damaged,
                                          "files": files})
+                        summary.driver_seconds += time.perf_counter() - writing
                     summary.runs += len(result.runs)
                     summary.records += records
                     summary.skipped.update(skipped)
