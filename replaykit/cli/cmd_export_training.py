@@ -7,9 +7,10 @@ RUN... (ids, files, directories, globs), ``--all`` (every run in the store excep
 ``--store DIR``, ``--json``, and the corpus flags (``--workers``, ``--cluster``, ``--parquet``,
 ``--partition-size``).
 
-``-o FILE.jsonl`` (or ``.json``) writes one JSONL file; any other ``-o DIR`` runs the corpus pipeline
-(``replaykit.core.corpus``): JSONL shards (and Parquet), a manifest, resumable, on local processes, Ray
-or Dask.
+``-o FILE.jsonl`` (or ``.json``) writes one JSONL file, ``-o FILE.parquet --parquet`` one Parquet file
+with its dataset card (``exporters.training_parquet``); any other ``-o DIR`` runs the corpus pipeline
+(``replaykit.core.corpus``): JSONL shards (and with ``--parquet`` a Parquet shard beside each), a
+manifest, resumable, on local processes, Ray or Dask.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from replaykit.cli._common import console, open_store, print_json
 from replaykit.cli._corpus_flags import corpus_kwargs, report_damaged
 
-SINGLE_FILE_SUFFIXES = (".jsonl", ".json")
+SINGLE_FILE_SUFFIXES = (".jsonl", ".json", ".parquet")
 
 
 def _check_min_health(value: int | None) -> None:
@@ -42,25 +43,26 @@ def export_training(args: argparse.Namespace) -> int:
     sources = corpus_sources(store, list(getattr(args, "runs", []) or []), all_runs=getattr(args, "all", False))
     if not out.name.endswith(SINGLE_FILE_SUFFIXES) or out.is_dir():
         return _export_corpus(args, store, sources, out, min_health)
-    if getattr(args, "cluster", None) or getattr(args, "parquet", False):
-        raise BadInput("--cluster and --parquet write shards: give -o DIR (not a .jsonl file)")
-    from replaykit.exporters.training import export_training as run_export
+    if getattr(args, "cluster", None):
+        raise BadInput("--cluster writes shards: give -o DIR (not a single file)")
+    options = {"redact": not getattr(args, "no_redact", False), "mode": getattr(args, "mode", None) or "ner",
+               "preference_chosen": getattr(args, "preference_chosen", None), "store": store,
+               "overwrite": getattr(args, "force", False), "total": len(sources),
+               "workers": getattr(args, "workers", None), "min_health": min_health}
+    card = None
+    if getattr(args, "parquet", False):
+        from replaykit.exporters.training_parquet import export_training_parquet
 
-    summary = run_export(
-        sources,
-        out,
-        args.format,
-        redact=not getattr(args, "no_redact", False),
-        mode=getattr(args, "mode", None) or "ner",
-        preference_chosen=getattr(args, "preference_chosen", None),
-        store=store,
-        overwrite=getattr(args, "force", False),
-        total=len(sources),
-        workers=getattr(args, "workers", None),
-        min_health=min_health,
-    )
+        summary, card = export_training_parquet(sources, out, args.format, **options)
+    else:
+        from replaykit.exporters.training import export_training as run_export
+
+        summary = run_export(sources, out, args.format, **options)
     if getattr(args, "json", False):
-        print_json(summary.to_json())
+        document = summary.to_json()
+        if card is not None:
+            document.update(parquet=True, card=str(card))
+        print_json(document)
     else:
         skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
         red = f"redacted ({summary.mode})" if summary.redacted else "NOT redacted"
