@@ -81,7 +81,8 @@ def _redact_corpus(args: argparse.Namespace, sources: list[Path], out: Path) -> 
                          force=args.force, label="redacting", **corpus_kwargs(args))
     report_damaged(summary.damaged)
     if args.json:
-        print_json({**summary.to_json(), "mode": args.mode})
+        # "records" counts trace lines here; "copies" the redacted runs written
+        print_json({**summary.to_json(), "copies": len(summary.run_ids), "mode": args.mode})
     else:
         console().print(f"redacted {len(summary.run_ids)} of {summary.runs} runs into {out} "
                         f"({args.mode}); damaged: {len(summary.damaged)}")

@@ -271,6 +271,7 @@ def test_cli_redact_all_into_a_directory_resumes(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     doc = json.loads(first.stdout)
     assert doc["run_id"] == [f"redacted-corpus-{i:05d}" for i in range(4)]
+    assert doc["copies"] == 4 and doc["damaged"] == []
     copies = {p.name: p.read_bytes() for p in out.glob("redacted-*.jsonl")}
     assert len(copies) == 4
     for name in copies:
