@@ -42,7 +42,8 @@ def handle(args: argparse.Namespace) -> int:
 
     run = load_run(args)
     rows = timeline_rows(run, include_bookkeeping=args.all)
-    extras = _extras(run)
+    # The Mermaid drawing needs LangGraph and walks the whole run: only on request (``--graph``).
+    extras = _extras(run) if getattr(args, "graph", False) else {}
     if args.json:
         print_json({**summary(run), "timeline": rows, **extras})
         return 0
@@ -82,7 +83,7 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _extras(run: Any) -> dict[str, Any]:
-    """Optional sections contributed by installed exporters (e.g. the LangGraph drawing)."""
+    """Optional sections contributed by installed exporters (the LangGraph drawing); imports LangGraph."""
     try:
         from replaykit.exporters.langgraph_graph import mermaid_for_run  # type: ignore[import-not-found]
     except ImportError:

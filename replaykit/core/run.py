@@ -21,7 +21,9 @@ from replaykit.core.ir import (
     LLMCallEvent,
     LLMRequest,
     Message,
+    MessageDelta,
     MetaEvent,
+    OpaqueEvent,
     RunEndEvent,
     RunHeader,
     ToolCallEvent,
@@ -34,6 +36,13 @@ from replaykit.core.ir import (
 from replaykit.core.store import ReadReport, iter_trace
 
 StepEvent = LLMCallEvent | ToolCallEvent
+
+# A recorder that decides a request's delta before verifying all of it (the Hermes capture, see
+# adapters/hermes/capture/wire_deltas.py) restates the delta of a request it finds it got wrong with an
+# ``opaque`` event of this source and name: ``{"event": <event id>, "context": <MessageDelta>}``.
+REQUEST_FIX_SOURCE = "replaykit"
+REQUEST_FIX_NAME = "request_fix"
+_RESOLVED_KEPT = 4  # request message lists ``Run.request_messages`` keeps resolved
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,7 @@ class Run:
         self.header = header
         self.events: list[Event] = list(events)
         self.report = report
+        _apply_request_fixes(self.events)
         self._messages_cache: dict[str, list[Message]] = {}
 
     # ----------------------------------------------------------------------------------- loading
@@ -123,7 +133,7 @@ class Run:
     def steps(self) -> list[Step]:
         out: list[Step] = []
         for event in self.events:
-            if isinstance(event, LLMCallEvent | ToolCallEvent):
+            if isinstance(event, (LLMCallEvent, ToolCallEvent)):
                 out.append(Step(len(out), event))
         return out
 
@@ -144,17 +154,22 @@ class Run:
         return self.tool_sets[request.tools_ref]
 
     def request_messages(self, event: Event) -> list[Message]:
-        """The full message list of an LLM call's (or failed attempt's) request."""
+        """The full message list of an LLM call's (or failed attempt's) request.
+
+        Linear: the chain of bases is walked back only to the nearest request resolved recently, and
+        only the last few resolved lists are kept (caching every request's full list is O(calls x
+        messages) memory: hundreds of MB on a 10,000-step run)."""
         request = request_of(event)
         if request is None:
             raise TraceError(f"event {event.seq} ({event.kind}) has no LLM request")
-        cached = self._messages_cache.get(event.id)
+        cache = self._messages_cache
+        cached = cache.get(event.id)
         if cached is not None:
             return list(cached)
-        # Walk the chain of bases back to a root, then rebuild forward (no recursion: long runs).
+        # Walk the chain of bases back to a root or a cached list, then rebuild forward (no recursion).
         chain: list[Event] = []
         cursor: Event | None = event
-        while cursor is not None and cursor.id not in self._messages_cache:
+        while cursor is not None and cursor.id not in cache:
             chain.append(cursor)
             req = request_of(cursor)
             assert req is not None
@@ -162,20 +177,23 @@ class Run:
             cursor = self.by_id.get(base) if base is not None else None
             if base is not None and cursor is None:
                 raise TraceError(f"run {self.run_id}: unknown request base {base!r}")
-        messages: list[Message] = list(self._messages_cache[cursor.id]) if cursor is not None else []
+        messages: list[Message] = list(cache[cursor.id]) if cursor is not None else []
         for item in reversed(chain):
             req = request_of(item)
             assert req is not None
             if req.context.base is None:
                 messages = list(req.context.append)
-            else:
-                if req.context.keep > len(messages):
-                    raise TraceError(
-                        f"run {self.run_id}: event {item.seq} keeps {req.context.keep} messages "
-                        f"of a request that has {len(messages)}"
-                    )
-                messages = messages[: req.context.keep] + list(req.context.append)
-            self._messages_cache[item.id] = messages
+                continue
+            if req.context.keep > len(messages):
+                raise TraceError(
+                    f"run {self.run_id}: event {item.seq} keeps {req.context.keep} messages "
+                    f"of a request that has {len(messages)}"
+                )
+            del messages[req.context.keep:]
+            messages.extend(req.context.append)
+        while len(cache) >= _RESOLVED_KEPT:
+            del cache[next(iter(cache))]  # the oldest (dicts keep insertion order)
+        cache[event.id] = messages
         return list(messages)
 
     def llm_calls(self) -> list[LLMCallEvent]:
@@ -216,7 +234,7 @@ class Run:
     @property
     def final_answer(self) -> str | None:
         for event in reversed(self.events):
-            if isinstance(event, RunEndEvent | TurnEndEvent) and event.final_answer is not None:
+            if isinstance(event, (RunEndEvent, TurnEndEvent)) and event.final_answer is not None:
                 return event.final_answer
             if isinstance(event, LLMCallEvent):
                 if not event.response.message.tool_calls:
@@ -227,7 +245,7 @@ class Run:
     @property
     def status(self) -> str:
         for event in reversed(self.events):
-            if isinstance(event, RunEndEvent | TurnEndEvent):
+            if isinstance(event, (RunEndEvent, TurnEndEvent)):
                 return event.status
         return "incomplete"
 
@@ -277,3 +295,23 @@ def request_of(event: Event) -> LLMRequest | None:
     if isinstance(event, ErrorEvent):
         return event.request
     return None
+
+
+def _apply_request_fixes(events: list[Event]) -> None:
+    """Replace the delta of every request that a later ``request_fix`` event restates."""
+    fixes = {
+        e.data["event"]: e.data["context"]
+        for e in events
+        if isinstance(e, OpaqueEvent) and e.source == REQUEST_FIX_SOURCE and e.name == REQUEST_FIX_NAME
+        and isinstance(e.data, dict) and isinstance(e.data.get("event"), str)
+    }
+    if not fixes:
+        return
+    for event in events:
+        context = fixes.get(event.id)
+        request = request_of(event) if context is not None else None
+        if request is not None:
+            try:
+                request.context = MessageDelta.model_validate(context)
+            except ValueError as exc:
+                raise TraceError(f"event {event.seq}: malformed request_fix ({exc})") from exc

@@ -52,7 +52,7 @@ def describe(event: Event) -> str:
         return f"{event.where} error{code}{attempt}: {_clip(event.message, 100)}"
     if isinstance(event, TurnStartEvent):
         return f"user: {_clip(event.message.text)}"
-    if isinstance(event, TurnEndEvent | RunEndEvent):
+    if isinstance(event, (TurnEndEvent, RunEndEvent)):
         return f"{event.kind} {event.status}: {_clip(event.final_answer or event.reason or '')}"
     if isinstance(event, SubagentEvent):
         return f"subagent {event.phase} {event.child_run_id or event.child_session_id or ''} {_clip(event.goal or event.summary or '', 80)}"
@@ -75,7 +75,7 @@ def timeline_rows(run: Run, *, include_bookkeeping: bool = False) -> list[dict[s
     failing = run.failing_step
     rows: list[dict[str, Any]] = []
     for event in run.events:
-        if not include_bookkeeping and isinstance(event, ToolsEvent | MetaEvent):
+        if not include_bookkeeping and isinstance(event, (ToolsEvent, MetaEvent)):
             continue
         step = step_of.get(event.id)
         status = "ok"
@@ -85,7 +85,7 @@ def timeline_rows(run: Run, *, include_bookkeeping: bool = False) -> list[dict[s
             status = "error"
         elif isinstance(event, LLMCallEvent):
             status = event.response.finish_reason or "ok"
-        elif isinstance(event, TurnEndEvent | RunEndEvent):
+        elif isinstance(event, (TurnEndEvent, RunEndEvent)):
             status = event.status
         rows.append(
             {
