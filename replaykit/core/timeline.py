@@ -20,14 +20,12 @@ from replaykit.core.ir import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from replaykit.core.replay_doc import clip_text
 from replaykit.core.run import Run
 
 
 def _clip(text: str | None, limit: int = 120) -> str:
-    if not text:
-        return ""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return clip_text(text, limit)
 
 
 def describe(event: Event) -> str:
