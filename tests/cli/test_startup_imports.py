@@ -21,8 +21,8 @@ from replaykit.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     code = main(sys.argv[1:])
 json.loads(out.getvalue())  # the command really ran and printed its JSON document
-print(json.dumps({"code": code, "heavy": sorted({m.split(".")[0] for m in sys.modules} & set(%r))}))
-""" % (HEAVY,)
+print(json.dumps({"code": code, "heavy": sorted({m.split(".")[0] for m in sys.modules} & set(HEAVY))}))
+""".replace("HEAVY", repr(HEAVY))
 
 
 def _heavy_imports(*argv: str) -> list[str]:
