@@ -47,7 +47,6 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**summary(run), "timeline": rows, **extras})
         return 0
-    from rich.table import Table
     from rich.text import Text
 
     out = console()
@@ -62,6 +61,46 @@ def handle(args: argparse.Namespace) -> int:
     if info["lineage"]:
         lin = info["lineage"]
         out.print(Text(f"{lin['relation']} of {lin['parent_run_id']} at step {lin.get('parent_step')}"))
+    if len(rows) > TABLE_ROWS_MAX:
+        _print_lines(out, rows)
+    else:
+        _print_table(out, rows)
+    if info["final_answer"] is not None:
+        out.print(Text("final answer: " + info["final_answer"]))
+    if "graph_mermaid" in extras:
+        out.print("[bold]graph (mermaid)[/]")
+        out.print(Text(extras["graph_mermaid"]))
+    return 0
+
+
+# rich lays a Table out by measuring every cell: seconds of CPU for a 10,000-step run. Longer timelines
+# are printed as aligned lines, only the failing and error rows styled.
+TABLE_ROWS_MAX = 500
+
+
+def _print_lines(out: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.text import Text
+
+    pending = [f"{'step':>6}  {'t (s)':>9}  {'kind':<11} {'provenance':<10} {'status':<10} what"]
+    for row in rows:
+        step = "" if row["step"] is None else str(row["step"])
+        marker = " ✗ FAILING STEP" if row["failing"] else ""
+        line = (f"{step:>6}  {row['t']:>9.3f}  {row['kind']:<11} {row['provenance']:<10} {row['status']:<10} "
+                f"{row['summary']}{marker}")
+        if row["failing"] or row["kind"] == "error":
+            out.file.write("\n".join(pending) + "\n" if pending else "")
+            pending = []
+            out.print(Text(line, style="bold red"), soft_wrap=True)
+        else:
+            pending.append(line)
+    if pending:
+        out.file.write("\n".join(pending) + "\n")
+
+
+def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_lines=False)
     for column in ("step", "t (s)", "kind", "provenance", "status", "what"):
         table.add_column(column, overflow="fold")
@@ -74,12 +113,6 @@ def handle(args: argparse.Namespace) -> int:
             Text(row["status"]), Text(row["summary"] + marker), style=style,
         )
     out.print(table)
-    if info["final_answer"] is not None:
-        out.print(Text("final answer: " + info["final_answer"]))
-    if "graph_mermaid" in extras:
-        out.print("[bold]graph (mermaid)[/]")
-        out.print(Text(extras["graph_mermaid"]))
-    return 0
 
 
 def _extras(run: Any) -> dict[str, Any]:
