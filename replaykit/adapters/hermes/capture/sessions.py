@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from replaykit import __version__ as replaykit_version
+from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.capture.wire_deltas import RequestChain, Verifier
 from replaykit.adapters.hermes.syncer import BackgroundSyncer
-from replaykit.core.ir import Correlation, Lineage, Message, RunHeader, Source, TextPart, ToolSpec
+from replaykit.core.ir import Correlation, Lineage, RunHeader, Source, ToolSpec
 from replaykit.core.recorder import Recorder
 from replaykit.core.store import RunStore, RunWriter, iter_trace, utc_now_iso
 
@@ -170,12 +171,16 @@ class SessionCapture:
             return
         state = self.session(session_id, model=kw.get("model"), platform=kw.get("platform"))
         message = kw.get("user_message")
+        first = kw.get("is_first_turn")
+        # Written as the event's JSON dict (Recorder.emit_dict: no pydantic model on Hermes's thread).
+        body = fastpath.envelope("turn_start", state.recorder.now(), None, fastpath.corr(kw),
+                                 {"is_first_turn": first} if isinstance(first, bool) else None)
+        body["message"] = {"role": "user", "parts": [
+            {"type": "text", "text": message if isinstance(message, str) else str(message)}]}
         with state.lock:
             state.final_answer = None
-            state.recorder.turn_start(
-                Message(role="user", parts=[TextPart(text=message if isinstance(message, str) else str(message))]),
-                turn=state.turn, corr=self._corr(kw),
-                provider_details={"is_first_turn": kw.get("is_first_turn")} if kw.get("is_first_turn") is not None else None)
+            body["turn"] = state.turn
+            state.recorder.emit_dict(body)
             state.turn += 1
 
     def post_llm_call(self, kw: Mapping[str, Any]) -> None:
@@ -188,11 +193,17 @@ class SessionCapture:
         if not session_id:
             return
         state = self.session(session_id)
+        status = "interrupted" if kw.get("interrupted") else ("completed" if kw.get("completed", True) else "failed")
+        reason = kw.get("reason")
         with state.lock:
             self._flush(state)
-            status = "interrupted" if kw.get("interrupted") else ("completed" if kw.get("completed", True) else "failed")
-            state.recorder.turn_end(state.final_answer, status=status, reason=kw.get("reason"), corr=self._corr(kw),
-                                    sync=False)
+            body = fastpath.envelope("turn_end", state.recorder.now(), None, fastpath.corr(kw), None)
+            if state.final_answer is not None:
+                body["final_answer"] = state.final_answer
+            body["status"] = status
+            if reason is not None:
+                body["reason"] = reason if isinstance(reason, str) else str(reason)
+            state.recorder.emit_dict(body)
             state.end_turn()
         # The turn-end fsync, without making Hermes wait for the disk (see syncer.py).
         self.syncer.request(state.recorder.writer.path)  # type: ignore[union-attr]
