@@ -47,6 +47,7 @@ def test_runs_on_an_empty_or_missing_store(tmp_path, store_empty):
     assert _heavy_imports("runs", "--store", str(store), "--json") == []
 
 
-def test_inspect_imports_no_framework_redactor_or_provider_sdk():
-    # pydantic loads the trace (the IR); nothing else heavy.
-    assert _heavy_imports("inspect", str(FIXTURE), "--json") == ["pydantic"]
+@pytest.mark.parametrize("command", [["inspect"], ["replay"], ["validate"], ["diff", str(FIXTURE)]])
+def test_reading_commands_import_no_framework_redactor_or_provider_sdk(command):
+    # pydantic loads the trace (the IR); nothing else heavy (inspect draws no LangGraph graph unasked).
+    assert _heavy_imports(command[0], str(FIXTURE), *command[1:], "--json") == ["pydantic"]
