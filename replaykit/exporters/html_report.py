@@ -48,6 +48,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px sol
 margin:4px 0;font:12px/1.4 ui-monospace,monospace;max-height:420px;overflow:auto}
 details{background:#fff;border:1px solid #e3e6ea;margin:6px 0;padding:4px 8px} summary{cursor:pointer}
 details.failing{border:2px solid #d33} .role{font-weight:600;color:#335}
+del{background:#ffd9d9;text-decoration:line-through} ins{background:#d7f5dd;text-decoration:none}
+tr.op-removed td{background:#fff1f1} tr.op-inserted td{background:#eefbf0}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:12px} .diverge td{background:#fff0c2}
 .first td{background:#ffd9d9;font-weight:600} .badge{display:inline-block;padding:2px 8px;border-radius:10px;
 background:#223;color:#fff;font-size:12px} .ok{background:#1b7f3b} .bad{background:#b42318}
@@ -242,8 +244,32 @@ def _rows(items: Iterable[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def inline_diff_html(segments: Iterable[dict[str, str]]) -> str:
+    """Inline diff segments (``core.message_diff``) as escaped text with ``<del>``/``<ins>``."""
+    out = []
+    for seg in segments:
+        text = esc(seg.get("text", ""))
+        op = seg.get("op")
+        out.append(f"<del>{text}</del>" if op == "delete" else f"<ins>{text}</ins>" if op == "insert" else text)
+    return "".join(out)
+
+
+def message_changes_html(changes: Iterable[dict[str, Any]]) -> str:
+    """Which messages of a request changed, and how: index in each run, role, inline diff."""
+    rows = []
+    for change in changes:
+        rows.append(
+            f"<tr><td>{esc(change.get('op'))}</td><td>{esc(change.get('index_a'))}</td>"
+            f"<td>{esc(change.get('index_b'))}</td><td>{esc(change.get('role'))}</td>"
+            f"<td><pre>{inline_diff_html(change.get('diff') or [])}</pre></td></tr>"
+        )
+    return ("<table class=\"msgdiff\"><tr><th>change</th><th>A #</th><th>B #</th><th>role</th><th>text</th></tr>"
+            + "".join(rows) + "</table>")
+
+
 def render_diff(diff: dict[str, Any]) -> str:
-    """Render a diff document (``replaykit diff --json`` shape) side by side."""
+    """Render a diff document (``replaykit diff --json`` shape): first divergence and its cause on top
+    (with the messages that changed), then the two runs aligned side by side."""
     equal = bool(diff.get("equal"))
     first = diff.get("first_divergence") or {}
     first_step = first.get("step") if isinstance(first, dict) else None
@@ -251,27 +277,39 @@ def render_diff(diff: dict[str, Any]) -> str:
         f"<h1>replaykit diff: {esc(diff.get('run_a'))} vs {esc(diff.get('run_b'))}</h1>",
         f'<p><span class="badge {"ok" if equal else "bad"}">{"equal" if equal else "differ"}</span></p>',
     ]
+    alignment = diff.get("alignment")
+    if isinstance(alignment, dict):
+        parts.append("<p class=\"meta\">" + ", ".join(f"{esc(v)} {esc(k)}" for k, v in alignment.items()) + "</p>")
     if first:
+        shown = {k: v for k, v in first.items() if k != "messages"}
         parts.append("<h2>First divergence</h2><table>" + "".join(
-            f"<tr><th>{esc(k)}</th><td><pre>{esc(v)}</pre></td></tr>" for k, v in first.items()) + "</table>")
-    parts.append("<h2>Steps side by side</h2><table><tr><th>step</th><th>"
-                 f"{esc(diff.get('run_a'))}</th><th>{esc(diff.get('run_b'))}</th><th>difference</th></tr>")
+            f"<tr><th>{esc(k)}</th><td><pre>{esc(v)}</pre></td></tr>" for k, v in shown.items()) + "</table>")
+        if first.get("messages"):
+            parts.append("<h3>What the model saw changed</h3>" + message_changes_html(first["messages"]))
+    parts.append("<h2>Steps side by side</h2><table><tr><th>A #</th><th>"
+                 f"{esc(diff.get('run_a'))}</th><th>B #</th><th>{esc(diff.get('run_b'))}</th><th>difference</th></tr>")
     for row in _rows(diff.get("steps", [])):
         step = row.get("step")
-        cls = "first" if step is not None and step == first_step else ("diverge" if row.get("differs") else "")
+        op = row.get("op") or ("changed" if row.get("differs") else "equal")
+        cls = "first" if step is not None and step == first_step and row.get("differs") else (
+            f"op-{op}" + (" diverge" if row.get("differs") else ""))
         a, b = row.get("a") or {}, row.get("b") or {}
+        side_a = f"{_prov(str(a.get('provenance', '')))} {esc(a.get('summary', ''))}" if a else "<i>(none)</i>"
+        side_b = f"{_prov(str(b.get('provenance', '')))} {esc(b.get('summary', ''))}" if b else "<i>(none)</i>"
         parts.append(
-            f'<tr class="{cls}"><td>{esc(step)}</td>'
-            f"<td>{_prov(str(a.get('provenance', '')))} {esc(a.get('summary', ''))}</td>"
-            f"<td>{_prov(str(b.get('provenance', '')))} {esc(b.get('summary', ''))}</td>"
-            f"<td>{esc(row.get('field') or '')} {esc(row.get('cause') or '')}</td></tr>"
+            f'<tr class="{cls}"><td>{esc(row.get("step_a", step))}</td><td>{side_a}</td>'
+            f'<td>{esc(row.get("step_b", step))}</td><td>{side_b}</td>'
+            f"<td>{esc(op)} {esc(row.get('field') or '')} {esc(row.get('cause') or '')}</td></tr>"
         )
     parts.append("</table>")
     differences = diff.get("differences") or []
     if differences:
         parts.append("<h2>All differences</h2>")
         for d in _rows(differences):
-            parts.append(f"<pre>{esc(d)}</pre>")
+            detail = {k: v for k, v in d.items() if k != "messages"}
+            parts.append(f"<pre>{esc(detail)}</pre>")
+            if d.get("messages"):
+                parts.append(message_changes_html(d["messages"]))
     return _page(f"replaykit diff {diff.get('run_a')} {diff.get('run_b')}", "\n".join(parts))
 
 
