@@ -19,23 +19,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=handle)
 
 
-def _edits(store: Any, runs: list[Any]) -> list[Any]:
-    from replaykit.core.play import lineage_chain
-
-    edits = []
-    for run in runs:
-        for ancestor in lineage_chain(store, run):
-            if ancestor.header.lineage is not None and ancestor.header.lineage.edit is not None:
-                edits.append(ancestor.header.lineage.edit)
-    return edits
-
-
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.diff import diff_runs, lineage_edits
 
     run_a = load_run(args, args.run_a)
     run_b = load_run(args, args.run_b)
-    result = diff_runs(run_a, run_b, edits=_edits(open_store(args), [run_a, run_b]))
+    result = diff_runs(run_a, run_b, edits=lineage_edits(open_store(args), [run_a, run_b]))
     if args.html:
         _write_html(result, args.html)
     if args.json:

@@ -38,6 +38,7 @@ from replaykit.core.canonical import canonical_json, fingerprint
 from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.message_diff import message_changes
 from replaykit.core.run import Run, Step
+from replaykit.core.store import RunStore
 from replaykit.core.timeline import describe, parsed_arguments
 
 CAUSES = ("edit", "desync", "synthetic_end", "unavailable_tool", "tool_result", "model_drift", "input")
@@ -267,6 +268,19 @@ def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:
             out[i:j] = ordered
         i = j
     return out
+
+
+def lineage_edits(store: RunStore, runs: list[Run]) -> list[Edit]:
+    """The branch edits of every run ``runs`` descend from (present in ``store``): a play of a branch
+    diffed against the original still knows which step was edited."""
+    from replaykit.core.play import lineage_chain
+
+    edits = []
+    for run in runs:
+        for ancestor in lineage_chain(store, run):
+            if ancestor.header.lineage is not None and ancestor.header.lineage.edit is not None:
+                edits.append(ancestor.header.lineage.edit)
+    return edits
 
 
 def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
