@@ -182,7 +182,7 @@ def _provider_message(out: Any, index: int, item: Any) -> None:
 def _graph(run: Any) -> dict[str, Any]:
     """The LangGraph drawing, when that exporter and LangGraph are installed."""
     try:
-        from replaykit.exporters.langgraph_graph import mermaid_for_run  # type: ignore[import-not-found]
+        from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
     except ImportError:
         return {}
     try:

@@ -1,8 +1,8 @@
-"""The process side of ``--engine hermes`` (started by ``replaykit.adapters.hermes.play``; never imported by
+"""The process side of ``--engine hermes`` (started by ``replaykit.engines.hermes.engine``; never imported by
 a process that has not set ``HERMES_HOME``): a real ``AIAgent`` whose LLM and tool executions go through
 replaykit middleware registered in-process.
 
-``python -m replaykit.adapters.hermes.play_driver SPEC.json OUT.json``
+``python -m replaykit.engines.hermes.driver SPEC.json OUT.json``
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m replaykit.adapters.hermes.play_driver SPEC.json OUT.json", file=sys.stderr)
+        print("usage: python -m replaykit.engines.hermes.driver SPEC.json OUT.json", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as handle:
         spec = json.load(handle)

@@ -1,6 +1,6 @@
 """``replaykit play RUN --engine hermes``: a fresh, real Hermes agent replays the run in its own process.
 
-The parent (this module) writes a spec and starts ``python -m replaykit.adapters.hermes.play_driver`` with
+The parent (this module) writes a spec and starts ``python -m replaykit.engines.hermes.driver`` with
 the user's environment (``$HERMES_HOME`` included; Hermes reads it at import time, so it must be a new
 process). Inside, the driver registers ``llm_execution`` / ``tool_execution`` middleware in-process that
 ask the core ``ReplayCursor``: served steps return the recorded ChatCompletion / tool result without
@@ -97,7 +97,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             env["HERMES_STREAM_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
             env["HERMES_API_CALL_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
         timeout = float(options.extra.get("timeout", 900))
-        proc = subprocess.run([python, "-m", "replaykit.adapters.hermes.play_driver", str(spec_path), str(out_path)],
+        proc = subprocess.run([python, "-m", "replaykit.engines.hermes.driver", str(spec_path), str(out_path)],
                               env=env, capture_output=True, text=True, timeout=timeout,
                               cwd=options.extra.get("cwd") or os.getcwd(), stdin=subprocess.DEVNULL)
         if not out_path.is_file():

@@ -47,7 +47,7 @@ def _options(sandbox: HermesSandbox, base_url: str, **kw: object) -> PlayOptions
 
 
 def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink()
@@ -71,7 +71,7 @@ def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Pa
 
 
 def test_branch_then_live_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink(missing_ok=True)
@@ -118,7 +118,7 @@ def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> No
 def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None:
     """Two read_file calls in one message take Hermes's concurrent path (nested tool_execution on worker
     threads, any completion order): both are served by tool_call_id, no handler runs."""
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
     a, b = sandbox.cwd / "a.txt", sandbox.cwd / "b.txt"
@@ -144,7 +144,7 @@ def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None
 
 
 def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink(missing_ok=True)
@@ -166,7 +166,7 @@ def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[Herme
 def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox, Run, Path]) -> None:
     """Live from step 0: Hermes's own retry loop meets a 500; each attempt is a counted provider call and
     the failed one an error event of the new run."""
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
     from replaykit.testing.scripted_server import fail_first
 
     sandbox, run, canary = recorded
