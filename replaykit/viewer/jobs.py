@@ -28,19 +28,17 @@ OFFLINE_BASE_URL = "http://127.0.0.1:9/offline"
 
 
 def engine_names() -> list[str]:
-    """Engines ``replaykit play`` knows (the registry of this build)."""
-    from replaykit.cli.cmd_play import ENGINE_MODULES
+    """Engines ``replaykit play`` knows (the engine registry)."""
+    from replaykit.engines import ENGINES
 
-    return sorted(ENGINE_MODULES)
+    return sorted(ENGINES)
 
 
 def load_engine(name: str) -> Any:
-    from replaykit.cli.cmd_play import ENGINE_MODULES
-    from replaykit.cli.cmd_play import load_engine as cli_load_engine
+    """The engine's module, as ``replaykit play`` loads it (MissingExtra when its framework is absent)."""
+    from replaykit.engines import load_engine as registry_load
 
-    if name not in ENGINE_MODULES:
-        raise BadInput(f"unknown engine {name!r} (known: {', '.join(sorted(ENGINE_MODULES))})")
-    return cli_load_engine(name)
+    return registry_load(name)
 
 
 @dataclass
