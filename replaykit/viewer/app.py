@@ -59,6 +59,16 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
+def _split_message(item: Any) -> tuple[str | None, Any]:
+    """A provider message as (its text content, everything else): the text reads raw, the rest as JSON."""
+    if not isinstance(item, dict):
+        return None, item
+    content = item.get("content")
+    rest = {k: v for k, v in item.items() if k not in ("content", "_from") and not (k == "role")}
+    return (content if isinstance(content, str) else None), (rest if isinstance(content, str) else
+                                                             {k: v for k, v in item.items() if k != "_from"})
+
+
 def _templates(viewer: Viewer) -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
@@ -67,6 +77,7 @@ def _templates(viewer: Viewer) -> Any:
     env.globals.update(url=viewer.url, csrf=viewer.csrf.issue, FOLD_CHARS=FOLD_CHARS, engines=engine_names,
                        token=viewer.token)
     env.filters["pretty"] = _pretty
+    env.filters["split_message"] = _split_message
     env.filters["seconds"] = lambda v: "" if v is None else f"{v:.3f}"
     return env
 

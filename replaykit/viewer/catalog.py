@@ -89,7 +89,8 @@ class Catalog:
             with self._lock:
                 self._cache[path] = (stamp, row)
         recent = time.time() - info.st_mtime < RECORDING_WINDOW
-        row.recording = recent and row.status == "incomplete"
+        # A branch is written whole and never gets a run_end: "incomplete" there is not "recording".
+        row.recording = recent and row.status == "incomplete" and row.relation != "branch"
         return row
 
     @staticmethod

@@ -104,7 +104,7 @@ def page(browser: Any) -> Iterator[Any]:
     context.close()
 
 
-def shot(page: Any, name: str) -> Counter[tuple[int, int, int]]:
+def shot(page: Any, name: str, *, keep: bool = True) -> Counter[tuple[int, int, int]]:
     """Screenshot the page, check it is not blank, return its colour counts (the PNG is kept under
     docs/img when REPLAYKIT_DOC_SHOTS is set: the screenshots of docs/viewer.md)."""
     import os
@@ -112,7 +112,7 @@ def shot(page: Any, name: str) -> Counter[tuple[int, int, int]]:
     data: bytes = page.screenshot(full_page=False)
     counts = colours(page.browser_, data)
     assert len(counts) > 20 and counts.most_common(1)[0][1] < 0.97 * sum(counts.values()), f"{name} looks blank"
-    if os.environ.get("REPLAYKIT_DOC_SHOTS"):
+    if keep and os.environ.get("REPLAYKIT_DOC_SHOTS"):
         SHOTS.mkdir(parents=True, exist_ok=True)
         (SHOTS / f"viewer-{name}.png").write_bytes(data)
     return counts
@@ -121,7 +121,7 @@ def shot(page: Any, name: str) -> Counter[tuple[int, int, int]]:
 def test_debugging_loop_open_failing_step_branch_play_diff(viewer: Any, page: Any, store: RunStore) -> None:
     page.goto(viewer.url)
     assert page.title() == "replaykit · runs"
-    runs = shot(page, "runs")
+    runs = shot(page, "runs-start", keep=False)
     assert has_colour(runs, HEADER, at_least=2000)
     page.click("#runs >> text=tuesday")
     assert "/run/tuesday" in page.url
@@ -135,6 +135,11 @@ def test_debugging_loop_open_failing_step_branch_play_diff(viewer: Any, page: An
     assert page.locator("#failing-badge").is_visible()
     assert "PermissionError: out.txt is read-only" in page.inner_text("main")
     shot(page, "step")
+    page.click("text=← step 3")  # the LLM call that asked for the write: what the model saw, exactly
+    assert "as the provider received them" in page.inner_text("main")
+    assert "Sunny, 21C" in page.inner_text("main") and page.locator("details.pmsg").count() == 4  # system, user, two tool results (text)
+    shot(page, "step-llm")
+    page.go_back()
 
     # Branch: replace the failing tool's result (one edit, as `replaykit branch --result`).
     page.fill("#branch-result textarea", '{"status": "ok", "bytes": 16}')
@@ -165,6 +170,11 @@ def test_debugging_loop_open_failing_step_branch_play_diff(viewer: Any, page: An
     assert has_colour(diff_png, FIRST_DIVERGENCE) and has_colour(diff_png, LIVE, at_least=20)
     played = [s for s in store.iter_summaries() if s.relation == "play"]
     assert len(played) == 1 and played[0].parent_run_id == branch_id
+    # The runs list shows the lineage: the branch under the run, the play under the branch.
+    page.goto(viewer.url)
+    assert branch_id in page.inner_text("#runs tr.depth-1")
+    assert played[0].run_id in page.inner_text("#runs tr.depth-2")
+    shot(page, "runs")
     assert page.dialogs == []
 
 
