@@ -36,7 +36,7 @@ from typing import Any
 
 from replaykit.core.canonical import canonical_json, fingerprint
 from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
-from replaykit.core.message_diff import message_changes
+from replaykit.core.message_diff import KeyCache, message_changes
 from replaykit.core.run import Run, Step
 from replaykit.core.store import RunStore
 from replaykit.core.timeline import describe, parsed_arguments
@@ -299,6 +299,7 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                 result.notes.append({"run": label, "kind": event.kind, "step": getattr(event, "step", None),
                                      "reason": getattr(event, "reason", "")})
     first_index: int | None = None
+    keys = KeyCache()
     for step_a, step_b in align(a.steps, _align_parallel(a.steps, b.steps)):
         index = step_a.index if step_a is not None else step_b.index if step_b is not None else 0
         # Desync events number steps in the run that desynced (the played one, B, in practice).
@@ -324,7 +325,7 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                 if name == "request.messages":
                     difference.a, difference.b = "fingerprint " + str(value_a), "fingerprint " + str(value_b)
                     difference.messages = message_changes(a.request_messages(step_a.event),
-                                                          b.request_messages(step_b.event))
+                                                          b.request_messages(step_b.event), keys)
                 found.append(difference)
         for difference in found:
             difference.step_a = step_a.index if step_a is not None else None

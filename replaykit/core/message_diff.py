@@ -20,6 +20,9 @@ from replaykit.core.step_detail import message_text
 
 #: Above this many characters a text is diffed by lines, not words (word diffs are quadratic).
 WORD_DIFF_LIMIT = 20_000
+#: Past this many token pairs (after the common head and tail are set aside) the changed middle is
+#: shown as one deletion and one insertion instead of being matched (SequenceMatcher is quadratic).
+MATCH_LIMIT = 250_000
 _TOKEN = re.compile(r"\s+|[^\s]+")
 
 
@@ -42,6 +45,24 @@ def inline_diff(a: str, b: str) -> list[dict[str, str]]:
         else:
             segments.append({"op": op, "text": text})
 
+    if a == b:
+        return [{"op": "equal", "text": a}] if a else []
+    # Set the common head and tail aside: a changed tool result in a long history is a small middle.
+    head = 0
+    while head < min(len(ta), len(tb)) and ta[head] == tb[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(ta), len(tb)) - head and ta[-1 - tail] == tb[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = ta[head:len(ta) - tail], tb[head:len(tb) - tail]
+    tail_text = "".join(ta[len(ta) - tail:])
+    add("equal", "".join(ta[:head]))
+    if len(mid_a) * len(mid_b) > MATCH_LIMIT:
+        add("delete", "".join(mid_a))
+        add("insert", "".join(mid_b))
+        add("equal", tail_text)
+        return segments
+    ta, tb = mid_a, mid_b
     matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
     opcodes = matcher.get_opcodes()
     # Blanks alone between two changes join them ("[-Sunny, 21C-]", not "[-Sunny,-] [-21C-]").
@@ -61,6 +82,7 @@ def inline_diff(a: str, b: str) -> list[dict[str, str]]:
         else:
             add("delete", "".join(ta[i1:i2]))
             add("insert", "".join(tb[j1:j2]))
+    add("equal", tail_text)
     return segments
 
 
@@ -83,10 +105,38 @@ def render_inline(segments: Sequence[dict[str, str]], *, context: int = 60) -> s
     return "".join(out)
 
 
-def message_changes(a: Sequence[Message], b: Sequence[Message]) -> list[dict[str, Any]]:
-    """The changes turning request messages ``a`` into ``b``, in order."""
-    keys_a = [canonical_json(m.model_dump(mode="json", exclude_none=True)) for m in a]
-    keys_b = [canonical_json(m.model_dump(mode="json", exclude_none=True)) for m in b]
+def _key(message: Message) -> str:
+    """What a message says, for alignment: tool call ids are left out (they are volatile: two runs of
+    the same agent name their calls differently, which is not a change in what the model saw)."""
+    data = message.model_dump(mode="json", exclude_none=True)
+    for part in data.get("parts", []):
+        part.pop("id", None)
+        part.pop("tool_call_id", None)
+    return canonical_json(data)
+
+
+class KeyCache:
+    """Keys and inline diffs already computed in one diff. A run's requests share their Message objects
+    (delta encoding), so a long run is keyed once per message, not once per request that repeats it."""
+
+    def __init__(self) -> None:
+        self._keys: dict[int, tuple[Message, str]] = {}
+        self.diffs: dict[tuple[str, str], list[dict[str, str]]] = {}
+
+    def key(self, message: Message) -> str:
+        hit = self._keys.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        value = _key(message)
+        self._keys[id(message)] = (message, value)  # holding the message keeps its id unique
+        return value
+
+
+def message_changes(a: Sequence[Message], b: Sequence[Message], cache: KeyCache | None = None) -> list[dict[str, Any]]:
+    """The changes turning request messages ``a`` into ``b``, in order (tool call ids ignored)."""
+    cache = cache or KeyCache()
+    keys_a = [cache.key(m) for m in a]
+    keys_b = [cache.key(m) for m in b]
     changes: list[dict[str, Any]] = []
     matcher = difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -96,8 +146,11 @@ def message_changes(a: Sequence[Message], b: Sequence[Message]) -> list[dict[str
         for k in range(paired):
             ma, mb = a[i1 + k], b[j1 + k]
             role = ma.role if ma.role == mb.role else f"{ma.role} -> {mb.role}"
+            pair = (keys_a[i1 + k], keys_b[j1 + k])
+            if pair not in cache.diffs:
+                cache.diffs[pair] = inline_diff(message_text(ma), message_text(mb))
             changes.append({"op": "changed", "index_a": i1 + k, "index_b": j1 + k, "role": role,
-                            "diff": inline_diff(message_text(ma), message_text(mb))})
+                            "diff": cache.diffs[pair]})
         for i in range(i1 + paired, i2):
             changes.append({"op": "removed", "index_a": i, "index_b": None, "role": a[i].role,
                             "diff": [{"op": "delete", "text": message_text(a[i])}]})

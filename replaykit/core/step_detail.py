@@ -40,35 +40,36 @@ def _provider_messages(api: str, body: dict[str, Any]) -> list[Any]:
     return messages
 
 
-def _step_cost(run: Run, index: int) -> dict[str, Any] | None:
-    """This step's line of the cost ledger (``None`` when it cannot be priced at all)."""
+def step_costs(run: Run) -> dict[int, dict[str, Any]]:
+    """The cost ledger's line of every LLM step, by step number (empty when pricing fails)."""
     from replaykit.core import cost
 
+    out: dict[int, dict[str, Any]] = {}
     try:
         for line in cost.step_costs(run):
-            if line.step == index:
-                value = line.cost
-                return {"cost": None if value is None else float(value), "billed": line.billed,
-                        "unknown_reason": line.price.reason if value is None else None}
-    except Exception:  # pricing is an extra; the step itself must still show
-        return None
-    return None
+            value = line.cost
+            out[line.step] = {"cost": None if value is None else float(value), "billed": line.billed,
+                              "unknown_reason": line.price.reason if value is None else None}
+    except Exception:  # pricing is an extra; the steps themselves must still show
+        return {}
+    return out
 
 
-def _llm_detail(run: Run, event: LLMCallEvent, index: int) -> dict[str, Any]:
+def _llm_detail(run: Run, event: LLMCallEvent, whole_request: bool) -> dict[str, Any]:
     from replaykit.core.codecs import encode_llm_request
 
     request = event.request
-    messages = run.request_messages(event)
+    messages = run.request_messages(event) if whole_request else []
     tools = run.request_tools(request)
     body: dict[str, Any] | None = None
     losses: list[str] = []
-    try:
-        encoded = encode_llm_request(request, messages, tools)
-        body = encoded.body
-        losses = [str(loss) for loss in encoded.losses]
-    except CodecError:
-        body = None  # an "unknown" API: the IR messages below are all there is
+    if whole_request:
+        try:
+            encoded = encode_llm_request(request, messages, tools)
+            body = encoded.body
+            losses = [str(loss) for loss in encoded.losses]
+        except CodecError:
+            body = None  # an "unknown" API: the IR messages below are all there is
     response = event.response
     return {
         "api": request.api,
@@ -78,7 +79,9 @@ def _llm_detail(run: Run, event: LLMCallEvent, index: int) -> dict[str, Any]:
             "provider_messages": _provider_messages(request.api, body) if body is not None else None,
             "body": body,
             "losses": losses,
+            "message_count": len(run.request_messages(event)),
             "new_messages": len(request.context.append),
+            "appended": [m.model_dump(mode="json", exclude_none=True) for m in request.context.append],
             "tools": [t.name for t in tools or []],
             "params": request.params,
             "fingerprint": request.fingerprint,
@@ -93,7 +96,6 @@ def _llm_detail(run: Run, event: LLMCallEvent, index: int) -> dict[str, Any]:
             "model": response.model,
             "response_id": response.response_id,
         },
-        "cost": _step_cost(run, index),
     }
 
 
@@ -109,9 +111,12 @@ def _tool_detail(event: ToolCallEvent) -> dict[str, Any]:
     }
 
 
-def step_detail(run: Run, index: int) -> dict[str, Any]:
+def step_detail(run: Run, index: int, *, whole_request: bool = True,
+                costs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Everything about step ``index`` of ``run`` as one JSON-ready document (raises BadInput when out
-    of range)."""
+    of range). ``whole_request=False`` leaves out the rebuilt request (messages, body) and keeps only
+    the messages appended since the previous call: a report of every step then stays linear in the
+    run's size. ``costs``: ``step_costs(run)``, computed once for many steps."""
     step = run.step(index)
     event = step.event
     doc: dict[str, Any] = {
@@ -128,7 +133,8 @@ def step_detail(run: Run, index: int) -> dict[str, Any]:
         "corr": event.corr.model_dump(mode="json", exclude_none=True) if event.corr else None,
     }
     if isinstance(event, LLMCallEvent):
-        doc.update(_llm_detail(run, event, index))
+        doc.update(_llm_detail(run, event, whole_request))
+        doc["cost"] = (step_costs(run) if costs is None else costs).get(index)
     else:
         doc.update(_tool_detail(event))
     return doc

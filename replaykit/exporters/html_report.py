@@ -16,13 +16,11 @@ from typing import Any
 
 from replaykit.core.files import write_private
 from replaykit.core.ir import (
-    LLMCallEvent,
     MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
     TextPart,
-    ToolCallEvent,
     ToolCallPart,
     ToolResultPart,
 )
@@ -191,38 +189,39 @@ def render_run(run: Run) -> str:
         )
     parts.append("</table>")
 
-    step_costs = {c.get("step"): c for c in cost.get("steps", [])} if cost else {}
+    from replaykit.core.step_detail import step_costs, step_detail
+
+    costs = step_costs(run)
     parts.append("<h2>Steps</h2>")
     for step in run.steps:
-        event = step.event
-        failing_cls = ' class="failing" open' if step.index == failing else ""
+        # The same step document as `inspect --step N` and the viewer, without the rebuilt request
+        # (only the messages new at each call), so the report stays linear in the run's size.
+        d = step_detail(run, step.index, whole_request=False, costs=costs)
+        failing_cls = ' class="failing" open' if d["failing"] else ""
         body: list[str] = []
-        if isinstance(event, LLMCallEvent):
-            title = f"step {step.index}: LLM call ({event.request.model or run.model or 'model'})"
-            new_messages = event.request.context.append
-            body.append(f"<p>request: {len(run.request_messages(event))} messages "
-                        f"({len(new_messages)} new since the previous call)</p>")
-            body.extend(_message_html(m) for m in new_messages)
-            body.append("<p><b>response</b> finish_reason=" + esc(event.response.finish_reason) + "</p>")
-            body.append(_message_html(event.response.message))
-            if event.response.usage:
-                body.append(f"<p>usage: {esc(event.response.usage.model_dump(exclude_none=True))}</p>")
-            step_cost = step_costs.get(step.index)
-            if step_cost is not None:
-                value = step_cost.get("cost")
+        if d["kind"] == "llm":
+            request, response = d["request"], d["response"]
+            title = f"step {step.index}: LLM call ({d['model'] or run.model or 'model'})"
+            body.append(f"<p>request: {request['message_count']} messages "
+                        f"({request['new_messages']} new since the previous call)</p>")
+            body.extend(_message_html(Message.model_validate(m)) for m in request["appended"])
+            body.append("<p><b>response</b> finish_reason=" + esc(response["finish_reason"]) + "</p>")
+            body.append(_message_html(Message.model_validate(response["message"])))
+            if response["usage"]:
+                body.append(f"<p>usage: {esc(response['usage'])}</p>")
+            if d["cost"] is not None:
+                value = d["cost"]["cost"]
                 body.append(f"<p>cost: {esc('unknown' if value is None else value)}</p>")
-        elif isinstance(event, ToolCallEvent):
-            title = f"step {step.index}: tool {event.name} [{event.status}]"
-            body.append(f"<p>call id <code>{esc(event.call_id)}</code></p>")
-            body.append(f"<p>arguments</p><pre>{esc(event.raw_arguments or event.arguments)}</pre>")
-            if event.error:
-                body.append(f"<p>error</p><pre>{esc(event.error)}</pre>")
-            body.append(f"<p>result</p><pre>{esc(event.result)}</pre>")
-        else:  # pragma: no cover - steps are only these two kinds
-            continue
-        timing = f"t={event.t:.3f}s" + (f", {event.duration:.3f}s" if event.duration is not None else "")
+        else:
+            title = f"step {step.index}: tool {d['tool']} [{d['status']}]"
+            body.append(f"<p>call id <code>{esc(d['call_id'])}</code></p>")
+            body.append(f"<p>arguments</p><pre>{esc(d['raw_arguments'] or d['arguments'])}</pre>")
+            if d["error"]:
+                body.append(f"<p>error</p><pre>{esc(d['error'])}</pre>")
+            body.append(f"<p>result</p><pre>{esc(d['result'])}</pre>")
+        timing = f"t={d['t']:.3f}s" + (f", {d['duration']:.3f}s" if d["duration"] is not None else "")
         parts.append(
-            f'<details id="step-{step.index}"{failing_cls}><summary>{esc(title)} {_prov(str(event.provenance))} '
+            f'<details id="step-{step.index}"{failing_cls}><summary>{esc(title)} {_prov(d["provenance"])} '
             f"<small>{esc(timing)}</small></summary>{''.join(body)}</details>"
         )
     return _page(f"replaykit {run.run_id}", "\n".join(parts))

@@ -105,3 +105,24 @@ def test_message_changes_role_and_removal() -> None:
     changes = message_changes(a, b)
     assert [(c["op"], c["index_a"], c["index_b"], c["role"]) for c in changes] == [
         ("changed", 0, 0, "system"), ("removed", 2, None, "assistant")]
+
+
+def test_tool_call_ids_are_not_a_change_in_what_the_model_saw() -> None:
+    def history(call_id: str, result: str) -> list[Message]:
+        call = ToolCallPart(id=call_id, name="get_weather", arguments={"city": "Oslo"})
+        return [Message(role="user", parts=[TextPart(text="Weather?")]),
+                Message(role="assistant", parts=[call]),
+                Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, content=result)])]
+
+    assert message_changes(history("call_1", "cold"), history("toolu_9", "cold")) == []
+    [change] = message_changes(history("call_1", "cold"), history("toolu_9", "warm"))
+    assert (change["op"], change["index_a"], change["role"]) == ("changed", 2, "tool")
+
+
+def test_a_huge_changed_middle_is_one_deletion_and_one_insertion() -> None:
+    a = "head " + " ".join(f"a{i}" for i in range(3000)) + " tail"
+    b = "head " + " ".join(f"b{i}" for i in range(3000)) + " tail"
+    segments = inline_diff(a, b)  # 3000 x 3000 tokens: past MATCH_LIMIT, not matched word by word
+    assert [s["op"] for s in segments] == ["equal", "delete", "insert", "equal"]
+    assert "".join(s["text"] for s in segments if s["op"] != "insert") == a
+    assert "".join(s["text"] for s in segments if s["op"] != "delete") == b

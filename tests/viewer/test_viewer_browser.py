@@ -118,6 +118,7 @@ def shot(page: Any, name: str, *, keep: bool = True) -> Counter[tuple[int, int, 
     return counts
 
 
+@pytest.mark.slow
 def test_debugging_loop_open_failing_step_branch_play_diff(viewer: Any, page: Any, store: RunStore) -> None:
     page.goto(viewer.url)
     assert page.title() == "replaykit · runs"
