@@ -71,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
         lin = info["lineage"]
         out.print(Text(f"{lin['relation']} of {lin['parent_run_id']} at step {lin.get('parent_step')}"))
     if info["failing_step"] is not None:
-        out.print(Text(f"failing step: {info['failing_step']}  (replaykit inspect {info['run_id']} "
+        out.print(Text(f"FAILING STEP {info['failing_step']}  (replaykit inspect {info['run_id']} "
                        f"--step {info['failing_step']})", style="bold red"))
     out.print(Text(f"{'step':>4} {'t(s)':>7} {'kind':<10} {'prov':<9} {'status':<10} what", style="dim"))
     for row in rows:
