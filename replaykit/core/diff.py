@@ -6,7 +6,8 @@ answer: text and the tool calls it asked for), so a step inserted or removed in 
 insertion or removal, not as every later step differing. Steps of a non-matching stretch are paired by
 kind (and tool name) where they can be; a pair is then compared field by field. A group of parallel tool
 calls that finished in another order is matched call by call (by id, else name + arguments). Compared: the kind of
-each step; for LLM steps the request's messages (by fingerprint, volatile fields ignored), the answer
+each step; for LLM steps the request's messages (message by message in the fingerprint's normal form:
+volatile fields and tool call ids ignored; each message normalized once per diff), the answer
 text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
 reason; for tool steps the name, parsed arguments, result, status and error. When a request's messages
 differ, the difference lists which messages changed and how (``message_diff.message_changes``: index,
@@ -34,7 +35,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core.canonical import canonical_json
 from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.message_diff import KeyCache, message_changes
 from replaykit.core.run import Run, Step
@@ -109,10 +110,12 @@ class DiffResult:
         }
 
 
-def _llm_fields(run: Run, event: LLMCallEvent) -> dict[str, Any]:
+def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache) -> dict[str, Any]:
     message = event.response.message
     return {
-        "request.messages": fingerprint(run.request_messages(event)),
+        # A list of per-message normal forms, compared with == (not re-serialized: a long run's
+        # requests are long, and each message is normalized once per diff).
+        "request.messages": [keys.norm(m) for m in run.request_messages(event)],
         "response.text": message.text,
         "response.tool_calls": [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls],
         "response.finish_reason": event.response.finish_reason,
@@ -129,9 +132,9 @@ def _tool_fields(event: ToolCallEvent) -> dict[str, Any]:
     }
 
 
-def _fields(run: Run, step: Step) -> dict[str, Any]:
+def _fields(run: Run, step: Step, keys: KeyCache) -> dict[str, Any]:
     event = step.event
-    return _llm_fields(run, event) if isinstance(event, LLMCallEvent) else _tool_fields(event)
+    return _llm_fields(run, event, keys) if isinstance(event, LLMCallEvent) else _tool_fields(event)
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -315,15 +318,15 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             found.append(Difference(index, "kind", _cause(step_a, step_b, "kind", edits, desync, position),
                                     step_a.kind, step_b.kind))
         else:
-            fields_a, fields_b = _fields(a, step_a), _fields(b, step_b)
+            fields_a, fields_b = _fields(a, step_a, keys), _fields(b, step_b, keys)
             for name, value_a in fields_a.items():
                 value_b = fields_b[name]
-                if _same(value_a, value_b):
+                if value_a == value_b if name == "request.messages" else _same(value_a, value_b):
                     continue
                 cause = _cause(step_a, step_b, name, edits, desync, position)
                 difference = Difference(index, name, cause, value_a, value_b)
                 if name == "request.messages":
-                    difference.a, difference.b = "fingerprint " + str(value_a), "fingerprint " + str(value_b)
+                    difference.a, difference.b = f"{len(value_a)} messages", f"{len(value_b)} messages"
                     difference.messages = message_changes(a.request_messages(step_a.event),
                                                           b.request_messages(step_b.event), keys)
                 found.append(difference)

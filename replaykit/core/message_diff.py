@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from replaykit.core.canonical import canonical_json
+from replaykit.core.canonical import canonical_json, normalized_messages
 from replaykit.core.ir import Message
 from replaykit.core.step_detail import message_text
 
@@ -121,7 +121,18 @@ class KeyCache:
 
     def __init__(self) -> None:
         self._keys: dict[int, tuple[Message, str]] = {}
+        self._norms: dict[int, tuple[Message, str]] = {}
         self.diffs: dict[tuple[str, str], list[dict[str, str]]] = {}
+
+    def norm(self, message: Message) -> str:
+        """The message in the request fingerprint's normal form (volatile system-prompt text masked,
+        reasoning left out, tool call ids replaced by their position within the message)."""
+        hit = self._norms.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        value = canonical_json(normalized_messages([message])[0])
+        self._norms[id(message)] = (message, value)
+        return value
 
     def key(self, message: Message) -> str:
         hit = self._keys.get(id(message))

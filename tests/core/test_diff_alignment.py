@@ -80,7 +80,7 @@ def test_changed_tool_result_names_the_message_and_the_words(tmp_path: Path) -> 
     record_sample_run(store, "b", weather="Rainy, 9C")
     result = diff_runs(store.load("a"), store.load("b"))
     request = next(d for d in result.differences if d.field == "request.messages")
-    assert request.a.startswith("fingerprint ") and request.messages  # the fingerprints AND the detail
+    assert request.a == request.b == "5 messages" and request.messages  # which ones, and how
     [change] = request.messages
     assert change["op"] == "changed" and change["role"] == "tool" and change["index_a"] == change["index_b"]
     ops = {(seg["op"], seg["text"].strip()) for seg in change["diff"]}
