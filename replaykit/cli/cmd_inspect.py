@@ -56,6 +56,10 @@ def handle(args: argparse.Namespace) -> int:
 
     rows = timeline_rows(run, include_bookkeeping=args.all)
     extras = _graph(run) if args.graph else {}
+    from replaykit.core.health import run_health
+
+    health = run_health(run)
+    extras["health"] = health.to_json()
     if args.json:
         print_json({**summary(run), "timeline": rows, **extras})
         return 0
@@ -67,6 +71,7 @@ def handle(args: argparse.Namespace) -> int:
     out.print(Text(f"run {info['run_id']}  {info['created_at']}", style="bold"))
     out.print(Text(f"{info['source'].get('framework')} · model {info['model'] or '?'} · {info['status']} · "
                    f"{info['steps']} steps · {info['duration']:.3f}s"))
+    out.print(Text(f"health {health.summary()}"), style="bold red" if health.score < 50 else None)
     if info["lineage"]:
         lin = info["lineage"]
         out.print(Text(f"{lin['relation']} of {lin['parent_run_id']} at step {lin.get('parent_step')}"))

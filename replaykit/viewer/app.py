@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlencode
 from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.viewer.catalog import Catalog, Query, health_available, lineage_tree
+from replaykit.viewer.catalog import Catalog, Query, lineage_tree
 from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
 from replaykit.viewer.security import CsrfTokens, Guard, origin_ok
 
@@ -127,8 +127,7 @@ def build_app(viewer: Viewer) -> Any:
         }
         recording = any(r.recording for r in rows)
         return page(request, "runs.html", title="runs", rows=shown, total=len(rows), query=query,
-                    facets=facets, recording=recording, store=str(viewer.store.root),
-                    show_health=health_available())
+                    facets=facets, recording=recording, store=str(viewer.store.root))
 
     async def run_page(request: Request) -> Response:
         from replaykit.core.timeline import timeline_rows

@@ -44,28 +44,14 @@ class RunRow:
 
 
 def _health(run: Run) -> float | None:
-    """The run's health score when ``replaykit.core.health`` is in this build, else None."""
+    """The run's health score, 0-100 (``replaykit.core.health``: the same score as ``inspect`` and
+    ``stats``; the cost part is left out here, a list of runs must stay quick)."""
+    from replaykit.core.health import run_health
+
     try:
-        from replaykit.core import health  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    scorer = getattr(health, "health_score", None) or getattr(health, "score", None)
-    if scorer is None:
-        return None
-    try:
-        value = scorer(run)
-        value = getattr(value, "score", value)
-        return float(value)
+        return float(run_health(run, with_cost=False).score)
     except Exception:  # a score is an extra column, never a reason to hide the run
         return None
-
-
-def health_available() -> bool:
-    try:
-        from replaykit.core import health  # type: ignore[attr-defined]  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 class Catalog:
