@@ -57,6 +57,18 @@ def test_catalog_nests_lineage_filters_and_sorts(store: RunStore) -> None:
     assert lineage_tree(rows, Query(since="2999-01-01")) == []
     assert next(r.run_id for r in lineage_tree(rows, Query(sort="steps", desc=True))) in ("tuesday", "wednesday")
     assert next(r.run_id for r in lineage_tree(rows, Query(sort="run", desc=True))) == "wednesday"
+    # Health: the score of core/health.py (a failed tool costs points; a branch never reaches run_end).
+    from replaykit.core.health import run_health
+
+    for run_id in ("tuesday", "tuesday-fix"):
+        assert by_id[run_id].health == run_health(store.load(run_id), with_cost=False).score
+    floor = (by_id["tuesday"].health + by_id["tuesday-fix"].health) / 2
+    assert by_id["tuesday"].health != by_id["tuesday-fix"].health
+    kept = {r.run_id for r in lineage_tree(rows, Query(min_health=str(floor)))}
+    better = "tuesday" if by_id["tuesday"].health > floor else "tuesday-fix"
+    assert better in kept and ({"tuesday", "tuesday-fix"} - {better}).isdisjoint(kept)
+    roots = [r for r in lineage_tree(rows, Query(sort="health", desc=False)) if r.depth == 0]
+    assert [r.health for r in roots] == sorted(r.health for r in roots)
 
 
 def test_catalog_marks_a_run_being_recorded(store: RunStore) -> None:
