@@ -78,15 +78,7 @@ def handle(args: argparse.Namespace) -> int:
     if info["failing_step"] is not None:
         out.print(Text(f"FAILING STEP {info['failing_step']}  (replaykit inspect {info['run_id']} "
                        f"--step {info['failing_step']})", style="bold red"))
-    out.print(Text(f"{'step':>4} {'t(s)':>7} {'kind':<10} {'prov':<9} {'status':<10} what", style="dim"))
-    for row in rows:
-        step = "" if row["step"] is None else str(row["step"])
-        mark = "✗ " if row["failing"] else ""
-        kind = _SHORT_KINDS.get(row["kind"], row["kind"])[:10]
-        head = f"{step:>4} {row['t']:>7.2f} {kind:<10} {row['provenance'][:9]:<9} {row['status'][:10]:<10} "
-        text = _clip(mark + row["summary"], width - len(head))
-        style = "bold red" if row["failing"] or row["kind"] == "error" else None
-        out.print(Text(head + text, style=style or ""), overflow="crop", no_wrap=True)
+    _print_lines(out, rows, width)
     if info["final_answer"] is not None:
         out.print(Text("final answer: " + info["final_answer"]))
     if "graph_mermaid" in extras:
@@ -96,6 +88,31 @@ def handle(args: argparse.Namespace) -> int:
 
 
 _SHORT_KINDS = {"llm_call": "llm", "tool_call": "tool"}
+
+
+def _print_lines(out: Any, rows: list[dict[str, Any]], width: int) -> None:
+    """One line per event, clipped to ``width``. Plain lines go straight to the console's file in
+    batches; only the failing and error rows go through rich for their colour (rich per line costs
+    seconds on a 10,000-step run)."""
+    from rich.text import Text
+
+    out.print(Text(f"{'step':>5} {'t(s)':>7} {'kind':<10} {'prov':<9} {'status':<10} what", style="dim"))
+    pending: list[str] = []
+    for row in rows:
+        step = "" if row["step"] is None else str(row["step"])
+        mark = "✗ " if row["failing"] else ""
+        kind = _SHORT_KINDS.get(row["kind"], row["kind"])[:10]
+        head = f"{step:>5} {row['t']:>7.2f} {kind:<10} {row['provenance'][:9]:<9} {row['status'][:10]:<10} "
+        line = head + _clip(mark + " ".join(row["summary"].split()), width - len(head))
+        if row["failing"] or row["kind"] == "error":
+            if pending:
+                out.file.write("\n".join(pending) + "\n")
+                pending = []
+            out.print(Text(line, style="bold red"), overflow="crop", no_wrap=True)
+        else:
+            pending.append(line)
+    if pending:
+        out.file.write("\n".join(pending) + "\n")
 
 
 def _clip(text: str, width: int) -> str:
