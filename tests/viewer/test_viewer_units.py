@@ -171,3 +171,35 @@ def test_port_in_use_is_one_line_exit_2(store: RunStore) -> None:
     finally:
         taken.close()
     assert out.returncode == 2 and "cannot listen" in out.stderr and "Traceback" not in out.stderr
+
+
+def _get(server: object, path: str, **params: str) -> str:
+    url = server.origin + server.viewer.url(path, **params)  # type: ignore[attr-defined]
+    with urllib.request.urlopen(url, timeout=20) as response:
+        return str(response.read().decode())
+
+
+def test_run_page_nests_subagents_and_diff_page_shows_changed_messages(store: RunStore) -> None:
+    from replaykit.core.ir import Message, RunHeader, TextPart
+    from replaykit.core.recorder import Recorder
+    from replaykit.viewer.server import ViewerServer
+
+    child_header = RunHeader(run_id="helper-run", created_at="2026-12-01T00:00:00Z")
+    child = Recorder(child_header, store.create(child_header))
+    child.tool_call("k1", "grep_notes", {"q": "milk"}, result="buy milk")
+    child.run_end("found it")
+    child.close()
+    parent_header = RunHeader(run_id="boss-run", created_at="2026-12-01T00:00:00Z")
+    parent = Recorder(parent_header, store.create(parent_header))
+    parent.turn_start(Message(role="user", parts=[TextPart(text="delegate")]))
+    parent.subagent("start", child_run_id="helper-run", goal="find the notes")
+    parent.subagent("stop", child_run_id="helper-run", summary="found it")
+    parent.run_end("done")
+    parent.close()
+    with ViewerServer(store) as server:
+        page = _get(server, "/run/boss-run")
+        nested = page.split('id="timeline-boss-run"')[1]
+        assert 'id="timeline-helper-run"' in nested and "grep_notes" in nested  # inside the parent's table
+        diff = _get(server, "/diff", a="tuesday", b="wednesday")
+        assert 'id="first-divergence"' in diff and "tool_result" in diff
+        assert "<del>Sunny, 21C</del><ins>Rainy, 9C</ins>" in diff  # which message changed, and how
