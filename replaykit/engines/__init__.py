@@ -34,10 +34,10 @@ class EngineInfo:
 ENGINES: dict[str, EngineInfo] = {
     info.name: info
     for info in (
-        EngineInfo("openai", "replaykit.engines.openai", "openai"),
+        EngineInfo("openai", "replaykit.engines.openai", "openai", tools_module=True),
         EngineInfo("hermes", "replaykit.engines.hermes.engine", "hermes"),
         EngineInfo("pydantic-ai", "replaykit.engines.pydantic_ai.engine", "pydantic-ai", tools_module=True),
-        EngineInfo("langgraph", "replaykit.engines.langgraph.engine", "langgraph"),
+        EngineInfo("langgraph", "replaykit.engines.langgraph.engine", "langgraph", tools_module=True),
     )
 }
 

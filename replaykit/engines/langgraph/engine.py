@@ -6,12 +6,11 @@ The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, T
 
 - model node: ``cursor.llm`` serves the recorded answer before the cut, flags a desync, or answers a
   synthetic end of turn; otherwise the node calls the OpenAI-compatible endpoint (``--base-url``,
-  ``--model``, key from ``--api-key-env``) through the openai engine's live model (core retry policy,
-  stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
-- tool node: ``cursor.tool`` serves recorded results (by call id, any order); a live call goes through
-  the destructive-tool guard (dry-run unless ``--allow-destructive``), then a real implementation from
-  ``options.extra["tool_impls"]`` if one is given, else a recorded result with the same arguments
-  (a stand-in, not an execution), else ``unavailable``.
+  ``--model``, key from ``--api-key-env``) through the core live model (``replaykit.core.live_model``:
+  retry policy, stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
+- tool node: every call climbs the one live-tool ladder (``replaykit.core.live_tools``): served from
+  the record, the destructive-tool guard, the user's implementation (``--tools-module`` or
+  ``options.extra["tool_impls"]``), a recorded stand-in, else ``unavailable``.
 
 Later user turns of the record are sent after each turn ends. ``options.extra["checkpoint_db"]``
 checkpoints every step into a SQLite file (thread ``play-<new run id>``).
@@ -20,12 +19,12 @@ checkpoints every step into a SQLite file (thread ``play-<new run id>``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.errors import ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
-from replaykit.engines.langgraph.graph import _guard_check, record_of, runtime, sqlite_checkpointer
+from replaykit.core.live_tools import LiveTools
+from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -57,7 +56,7 @@ class CursorModelNode:
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
-            response = self.client.complete(messages, self.tools, self.params)
+            response = self.client.complete(messages, self.tools, self.params, why=decision.reason)
             self.cursor.live_llm(messages, response, self.tools, model=self.model)
             provenance = "live"
         else:
@@ -69,53 +68,19 @@ class CursorModelNode:
 
 
 class CursorToolRouter:
-    """The ToolNode's interceptor and tool bodies in play mode (same interface as ``ToolRouter``)."""
+    """The ToolNode's interceptor and tool bodies in play mode (same interface as ``ToolRouter``); every
+    call climbs the core live-tool ladder."""
 
-    def __init__(self, rt: Any, cursor: Any, *, allow_destructive: bool, tool_impls: Mapping[str, Any],
-                 policy: Any = None) -> None:
+    def __init__(self, rt: Any, tools: LiveTools) -> None:
         self.rt = rt
-        self.cursor = cursor
-        self.allow_destructive = allow_destructive
-        self.tool_impls = dict(tool_impls)
-        self.policy = policy
-        self._answers: dict[str, tuple[str, str]] = {}
+        self.tools = tools
 
     def answer(self, name: str, args: JSON) -> str:
         call = self.rt._CURRENT_CALL.get(None)
-        call_id = call["id"] if call else ""
-        content, status = self._decide(call_id, name, args)
+        answer = self.tools.answer(call["id"] if call else "", name, args)
         if call is not None:
-            call["outcome"] = ("done", {"status": status})
-        return content
-
-    def _decide(self, call_id: str, name: str, args: JSON) -> tuple[str, str]:
-        decision = self.cursor.tool(call_id, name, args)
-        if decision.action == "serve":
-            event = decision.event
-            return event.result or "", event.status
-        dry = _guard_check(name, args, self.allow_destructive, self.policy)
-        if dry is not None:
-            self.cursor.live_tool(call_id, name, args, result=dry[0], status=dry[1], executed=False)
-            return dry
-        impl = self.tool_impls.get(name)
-        if impl is not None:
-            try:
-                value = impl(**args)
-                content, status, error = (value if isinstance(value, str) else _json(value)), "ok", None
-            except Exception as exc:  # a failing tool is a result the model sees
-                content, status, error = f"{type(exc).__name__}: {exc}", "error", str(exc)
-            self.cursor.live_tool(call_id, name, args, result=content, status=status, error=error, executed=True)
-            return content, status
-        stand_in = self.cursor.recorded_tool(name, args)
-        if stand_in is not None:
-            from replaykit.core.ir import Provenance
-
-            self.cursor.live_tool(call_id, name, args, result=stand_in.result, status=stand_in.status,
-                                  executed=False, provenance=Provenance.SERVED)
-            return stand_in.result or "", stand_in.status
-        content = f"[replaykit] tool {name!r} has no implementation in this play; nothing was executed"
-        self.cursor.live_tool(call_id, name, args, result=content, status="unavailable", executed=False)
-        return content, "unavailable"
+            call["outcome"] = ("done", {"status": answer.status, "is_error": answer.is_error})
+        return answer.content
 
     def wrap(self, request: Any, execute: Any) -> Any:
         rt = self.rt
@@ -131,16 +96,10 @@ class CursorToolRouter:
             rt._CURRENT_CALL.reset(token)
         if not isinstance(result, rt.ToolMessage):
             return result
-        status = (call["outcome"] or ("", {"status": "error"}))[1]["status"]
+        outcome = (call["outcome"] or ("", {"is_error": True}))[1]
         ir = rt.lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
-        ir["parts"][0]["is_error"] = status == "error"
+        ir["parts"][0]["is_error"] = bool(outcome["is_error"])
         return rt.ir_to_lc(ir, rt.message_id(len(messages) + offset), "live")
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def play(run: Run, options: Any) -> Any:
@@ -163,8 +122,7 @@ def play(run: Run, options: Any) -> Any:
         calls = run.llm_calls()
         params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in DROP_PARAMS}
         model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
-        router = CursorToolRouter(rt, cursor, allow_destructive=options.allow_destructive,
-                                  tool_impls=extra.get("tool_impls") or {}, policy=extra.get("guard_policy"))
+        router = CursorToolRouter(rt, LiveTools(cursor, options))
         functions = [rt.recorded_tool_function(router, s["name"]) for s in record.tool_specs]
         tools = rt.make_tools(record.tool_specs, functions)
         with _checkpointer(extra.get("checkpoint_db")) as saver:
