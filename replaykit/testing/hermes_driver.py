@@ -91,6 +91,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if spec.get("api_mode"):
         kwargs["api_mode"] = spec["api_mode"]
+    if spec.get("save_trajectories"):  # Hermes appends trajectory_samples.jsonl in the cwd
+        kwargs["save_trajectories"] = True
     if spec.get("session_db", True):
         kwargs["session_db"] = SessionDB()
     t1 = time.perf_counter()

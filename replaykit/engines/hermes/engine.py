@@ -54,10 +54,13 @@ def _source_path(run: Run, options: PlayOptions, tmp: Path) -> Path:
 
 
 def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
+    from replaykit.adapters.hermes.wire import API_OF_MODE
+
     meta = run.meta
-    api_mode = str(meta.get("api_mode") or "chat_completions")
-    if api_mode != "chat_completions":
-        raise BadInput(f"--engine hermes replays chat_completions runs; run {run.run_id} used api mode {api_mode!r}")
+    api_mode = str(meta.get("api_mode") or _mode_of_api(run))
+    if api_mode not in API_OF_MODE:
+        raise BadInput(f"--engine hermes plays runs made in the api modes {', '.join(API_OF_MODE)}; "
+                       f"run {run.run_id} used {api_mode!r}")
     toolsets = options.extra.get("toolsets") or meta.get("toolsets")
     if not toolsets:
         raise BadInput(f"run {run.run_id} does not name its Hermes toolsets; pass them in PlayOptions.extra['toolsets']")
@@ -76,10 +79,28 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "request_timeout": options.request_timeout,
         "toolsets": list(toolsets),
         "platform": str(meta.get("platform") or "cli"),
+        "api_mode": api_mode,
     }
 
 
+def _mode_of_api(run: Run) -> str:
+    """A run recorded outside Hermes: the Hermes api mode that speaks its provider API."""
+    from replaykit.adapters.hermes.wire import API_OF_MODE
+
+    calls = run.llm_calls()
+    api = calls[0].request.api if calls else "openai-chat"
+    api = "anthropic-messages" if api == "anthropic" else api
+    return next((mode for mode, mode_api in API_OF_MODE.items() if mode_api == api), api)
+
+
+#: where an offline play points Hermes: nothing listens there, and nothing is ever sent (serve_only)
+OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
+
+
 def play(run: Run, options: PlayOptions) -> PlayResult:
+    if options.serve_only:
+        options.base_url = options.base_url or OFFLINE_BASE_URL
+        options.model = options.model or (run.header.model or "replaykit-offline")
     options.safe_base_url()
     options.api_key()  # fail early (one line) when the named variable is unset; the child reads it itself
     python = _python(options)
