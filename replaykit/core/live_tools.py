@@ -50,10 +50,7 @@ class LiveTools:
                  implementations: Mapping[str, Callable[..., Any]] | None = None, policy: Any = None) -> None:
         self.cursor = cursor
         extra = options.extra if options is not None else {}
-        impls = dict(implementations if implementations is not None else extra.get("tool_impls") or {})
-        module = extra.get("tools_module")
-        if module:
-            impls = {**load_tools_module(module), **impls}
+        impls = dict(implementations) if implementations is not None else tool_implementations(options)
         # An offline play runs nothing: the implementation rung is skipped.
         self.implementations = {} if options is not None and options.offline else impls
         self.guard = guard_for(options.allow_destructive if options is not None else False,
@@ -106,6 +103,16 @@ class LiveTools:
             except Exception as exc:  # a failing tool is a result the model sees
                 answer = tool_ladder.failed(exc)
         return self._record(call_id, name, arguments, answer, started)
+
+
+def tool_implementations(options: PlayOptions | None) -> dict[str, Callable[..., Any]]:
+    """The play's tool implementations: ``--tools-module`` (``extra["tools_module"]``) and, from Python,
+    ``extra["tool_impls"]`` (a mapping; wins on a name clash). Engines call this before the new run is
+    created, so a bad module is a one-line error with nothing written."""
+    extra = options.extra if options is not None else {}
+    module = extra.get("tools_module")
+    impls = load_tools_module(module) if module else {}
+    return {**impls, **dict(extra.get("tool_impls") or {})}
 
 
 def load_tools_module(path: str | Path) -> dict[str, Callable[..., Any]]:

@@ -162,5 +162,5 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     writer = options.store.create(header)
     recorder = Recorder(header, writer)
     cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
-                          reference=lineage_chain(options.store, run))
+                          reference=lineage_chain(options.store, run), offline=options.offline)
     return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

@@ -26,7 +26,7 @@ from replaykit.core.ir import (
     ToolResultPart,
 )
 from replaykit.core.live_model import DROP_PARAMS, LiveModel
-from replaykit.core.live_tools import LiveTools
+from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, start_play
 from replaykit.core.resilience import GRACE_PROMPT, GaveUp, IterationBudget
 from replaykit.core.run import Run
@@ -53,10 +53,11 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     messages = run.request_messages(first)
     tools = run.request_tools(first.request)
     params = {k: v for k, v in first.request.params.items() if k not in DROP_PARAMS}
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     session = start_play(run, options, engine=ENGINE)
     cursor = session.cursor
     recorder = session.recorder
-    live_tools = LiveTools(cursor, options)
+    live_tools = LiveTools(cursor, options, implementations=impls)
     model: LiveModel | None = None
     turns = cursor.user_turns()
     already = sum(1 for m in messages if m.role == "user")

@@ -21,9 +21,9 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import ReplaykitError
+from replaykit.core.errors import ProviderError, ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
-from replaykit.core.live_tools import LiveTools
+from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
@@ -109,6 +109,7 @@ def play(run: Run, options: Any) -> Any:
     rt = runtime()
     import langgraph
 
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     session = start_play(run, options, engine=ENGINE, framework_version=getattr(langgraph, "__version__", None))
     cursor = session.cursor
     record = record_of(run)
@@ -122,7 +123,7 @@ def play(run: Run, options: Any) -> Any:
         calls = run.llm_calls()
         params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in DROP_PARAMS}
         model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
-        router = CursorToolRouter(rt, LiveTools(cursor, options))
+        router = CursorToolRouter(rt, LiveTools(cursor, options, implementations=impls))
         functions = [rt.recorded_tool_function(router, s["name"]) for s in record.tool_specs]
         tools = rt.make_tools(record.tool_specs, functions)
         with _checkpointer(extra.get("checkpoint_db")) as saver:
@@ -131,10 +132,16 @@ def play(run: Run, options: Any) -> Any:
             if saver is not None:
                 config["configurable"] = {"thread_id": f"play-{session.run_id}"}
             messages = _drive(rt, graph, run, record, cursor, config, saver is not None)
-    except ReplaykitError as exc:
-        return session.finish(None, status="failed", error=str(exc))
+    except ReplaykitError as exc:  # the partial run is kept (closed as failed); the error says where
+        session.finish(None, status="failed", error=str(exc))
+        raise ProviderError(f"{exc}; partial run saved as {session.run_id}") from exc
     except Exception as exc:  # langgraph's own failures (recursion limit, ...) end the play as failed
-        return session.finish(None, status="failed", error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+        error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        session.finish(None, status="failed", error=error)
+        raise ReplaykitError(f"play {session.run_id}: {error}; partial run saved as {session.run_id}") from exc
+    except BaseException as exc:
+        session.finish(None, status="interrupted", error=type(exc).__name__)
+        raise
     final = _final_text(rt, messages)
     return session.finish(final, status="completed")
 
@@ -157,17 +164,36 @@ def _checkpointer(path: Any) -> Any:
 
 
 def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON, stateful: bool) -> list[Any]:
-    """First turn from the first recorded request's context, then each later recorded user turn."""
+    """First turn from the first recorded request's context, then each later recorded user turn (each
+    turn's start and end recorded, as the other engines do)."""
     if not record.requests:
         return []
+    from replaykit.core.ir import Provenance
+
+    recorder = cursor.recorder
     first = record.requests[0]
+    for message in first:
+        if message.get("role") == "user" and recorder is not None:
+            recorder.turn_start(Message.model_validate(message), provenance=Provenance.SERVED)
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
+    _turn_end(rt, cursor, messages)
     for user in cursor.user_turns()[1:]:  # the first turn is in the first request
+        if recorder is not None:
+            recorder.turn_start(user, provenance=Provenance.SERVED)
         new = [rt.ir_to_lc(_dump(user), rt.message_id(len(messages)), "recorded")]
         value = new if stateful else [*messages, *new]
         messages = rt.invoke(graph, {"messages": value}, config)["messages"]
+        _turn_end(rt, cursor, messages)
     return list(messages)
+
+
+def _turn_end(rt: Any, cursor: Any, messages: list[Any]) -> None:
+    from replaykit.core.ir import Provenance
+
+    if cursor.recorder is not None:
+        cursor.recorder.turn_end(_final_text(rt, messages),
+                                 provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
 
 
 def _final_text(rt: Any, messages: list[Any]) -> str | None:

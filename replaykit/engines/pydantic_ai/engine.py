@@ -35,7 +35,7 @@ from replaykit.core.cursor import LLMDecision, ReplayCursor
 from replaykit.core.errors import BadInput, ProviderError, ReplaykitError
 from replaykit.core.ir import Event, Message, Provenance, TextPart
 from replaykit.core.live_model import DROP_PARAMS, LiveModel
-from replaykit.core.live_tools import LiveTools, load_tools_module
+from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
 from replaykit.core.resilience import GRACE_PROMPT, IterationBudget
 from replaykit.core.run import Run
@@ -298,7 +298,9 @@ async def drive(plan: Plan, driver: Driver, agent: Any) -> tuple[str | None, lis
     recorder = driver.recorder
     output: str | None = None
     history: list[Any] = []
-    sent = sum(1 for segment in plan.segments for m in segment.new_input if m.role == "user")
+    # The user turns the plan plays: those in its last request (each agent run may restate the whole
+    # conversation, so counting the segments' inputs would count a turn more than once).
+    sent = sum(1 for m in plan.calls[-1].request if m.role == "user") if plan.calls else 0
     later = [Segment(len(plan.segments) + i, 0, len(plan.calls), [user], True)
              for i, user in enumerate(cursor.user_turns()[sent:])]
     for segment in [*plan.segments, *later]:
@@ -382,8 +384,7 @@ def play_options(options: Any) -> PlayOptions:
 def _play(run: Run, options: PlayOptions) -> tuple[EngineResult, PlayResult]:
     compat.require()
     plan = build_plan(run)
-    tools_module = options.extra.get("tools_module")
-    impls = load_tools_module(tools_module) if tools_module else {}
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     options.api_key()  # a named but unset variable fails before the new run is created
     session = start_play(run, options, engine=ENGINE, framework_version=compat.version())
     driver = Driver(plan, session.cursor, session=session, options=options, impls=impls)
