@@ -150,7 +150,7 @@ def test_guard_verdicts_agree(engine: str, tmp_path: Path, server: tuple[Scripte
              "read_file": lambda **kw: ran.append("read") or f"contents of {kw.get('path')}"}
     policy = sequence_policy([[ToolCall("write_file", {"path": "new.txt", "content": "y"}, id="w1"),
                                ToolCall("read_file", {"path": "other.txt"}, id="r1")]], FINAL)
-    result, requests = _play(srv, switch, policy, run, engine, store, cut=0, max_iterations=3,
+    result, _requests = _play(srv, switch, policy, run, engine, store, cut=0, max_iterations=3,
                              extra={"tool_impls": impls})
     assert result.status == "completed", result.error
     played = store.load(result.run_id)
