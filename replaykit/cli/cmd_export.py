@@ -14,7 +14,7 @@ from replaykit.cli._common import add_json, add_store, console, load_run, open_s
 from replaykit.exporters import FORMATS, TRAINING_FORMATS
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("export", help="export a run (script, graph, agent, training data, html)")
     parser.add_argument("runs", metavar="RUN", nargs="*", help="run id(s) or trace file(s)")
     parser.add_argument("--format", required=True, choices=sorted([*FORMATS, *TRAINING_FORMATS]))

@@ -11,7 +11,7 @@ from replaykit.cli._common import add_json, add_store, load_run, open_store, pri
 from replaykit.engines import ENGINES
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("play", help="serve the recorded prefix, then run live from the cut")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
     parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that runs live")

@@ -66,7 +66,7 @@ def load_engine(name: str) -> Any:
 
 def play(run: Run, engine: str, options: PlayOptions) -> PlayResult:
     """Play ``run`` on ``engine``; the new run (lineage ``play``) goes to ``options.store``."""
-    return load_engine(engine).play(run, options)  # type: ignore[no-any-return]
+    return load_engine(engine).play(run, options)
 
 
 __all__ = ["ENGINES", "EngineInfo", "engine_info", "load_engine", "play"]

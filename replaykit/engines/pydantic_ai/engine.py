@@ -257,7 +257,7 @@ def _without_tool_calls(response: Any) -> Any:
 def _cursor_model_class() -> type:
     from pydantic_ai.models.wrapper import WrapperModel
 
-    class CursorModel(WrapperModel):  # type: ignore[misc, valid-type]
+    class CursorModel(WrapperModel):
         """Asks the cursor for every request; the live model answers only the live ones."""
 
         def __init__(self, wrapped: Any, driver: Driver) -> None:
