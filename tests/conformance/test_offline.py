@@ -100,3 +100,40 @@ def test_cli_offline_usage(tmp_path: Path) -> None:
 
     played = json.loads(ok.stdout)["run_id"]
     assert cli("diff", run.run_id, played).returncode == 0
+
+
+def test_the_exported_langgraph_module_climbs_the_same_ladder() -> None:
+    """The generated module embeds core/tool_ladder.py verbatim: same rungs, same texts, same guard hook."""
+    pytest.importorskip("langgraph")
+    import importlib
+    import sys
+    import types
+
+    from replaykit.core import tool_ladder
+    from replaykit.exporters import FORMATS
+    from replaykit.exporters._embed import module_body
+
+    run = load_recording("import/openai-chat")
+    source = importlib.import_module(FORMATS["langgraph"].module).render(run)
+    assert module_body(tool_ladder) in source and "from replaykit" not in source
+    module = types.ModuleType("exported_graph")
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(source, "<graph>", "exec"), module.__dict__)
+        ns = module.__dict__
+        record = ns["Record"](ns["HEADER"], ns["EVENTS"])
+        ran: list[str] = []
+        router = ns["ToolRouter"](record, ns["ReplayLog"](), {"write_file": lambda **kw: ran.append("w") or "ok"},
+                                  lambda name, args: ("[dry-run] blocked", "dry_run") if name == "write_file" else None)
+        for call_id, name, args in (("a", "get_weather", {"city": "Nowhere"}), ("b", "write_file", {"path": "x"})):
+            token = ns["_CURRENT_CALL"].set({"id": call_id, "llm_index": None, "asker_provenance": "live",
+                                             "outcome": None})
+            try:
+                text = router.answer(name, args)
+            finally:
+                ns["_CURRENT_CALL"].reset(token)
+            expected = tool_ladder.unavailable_text(name) if name == "get_weather" else "[dry-run] blocked"
+            assert text == expected
+        assert ran == []
+    finally:
+        sys.modules.pop(module.__name__, None)
