@@ -65,8 +65,14 @@ def load_engine(name: str) -> Any:
 
 
 def play(run: Run, engine: str, options: PlayOptions) -> PlayResult:
-    """Play ``run`` on ``engine``; the new run (lineage ``play``) goes to ``options.store``."""
-    return load_engine(engine).play(run, options)
+    """Play ``run`` on ``engine``; the new run (lineage ``play``) goes to ``options.store``. A run no
+    engine can play (no LLM call) is bad input before anything starts."""
+    from replaykit.core.errors import BadInput
+
+    module = load_engine(engine)
+    if not run.llm_calls():
+        raise BadInput(f"run {run.run_id} has no LLM call to play (nothing for --engine {engine} to run)")
+    return module.play(run, options)
 
 
 __all__ = ["ENGINES", "EngineInfo", "engine_info", "load_engine", "play"]
