@@ -42,7 +42,8 @@ def handle(args: argparse.Namespace) -> int:
 
     run = load_run(args)
     rows = timeline_rows(run, include_bookkeeping=args.all)
-    extras = _extras(run)
+    # The Mermaid drawing needs LangGraph and walks the whole run: only on request (``--graph``).
+    extras = _extras(run) if getattr(args, "graph", False) else {}
     from replaykit.core.health import run_health
 
     health = run_health(run)
@@ -50,7 +51,6 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**summary(run), "timeline": rows, **extras})
         return 0
-    from rich.table import Table
     from rich.text import Text
 
     out = console()
@@ -66,6 +66,46 @@ def handle(args: argparse.Namespace) -> int:
     if info["lineage"]:
         lin = info["lineage"]
         out.print(Text(f"{lin['relation']} of {lin['parent_run_id']} at step {lin.get('parent_step')}"))
+    if len(rows) > TABLE_ROWS_MAX:
+        _print_lines(out, rows)
+    else:
+        _print_table(out, rows)
+    if info["final_answer"] is not None:
+        out.print(Text("final answer: " + info["final_answer"]))
+    if "graph_mermaid" in extras:
+        out.print("[bold]graph (mermaid)[/]")
+        out.print(Text(extras["graph_mermaid"]))
+    return 0
+
+
+# rich lays a Table out by measuring every cell: seconds of CPU for a 10,000-step run. Longer timelines
+# are printed as aligned lines, only the failing and error rows styled.
+TABLE_ROWS_MAX = 500
+
+
+def _print_lines(out: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.text import Text
+
+    pending = [f"{'step':>6}  {'t (s)':>9}  {'kind':<11} {'provenance':<10} {'status':<10} what"]
+    for row in rows:
+        step = "" if row["step"] is None else str(row["step"])
+        marker = " ✗ FAILING STEP" if row["failing"] else ""
+        line = (f"{step:>6}  {row['t']:>9.3f}  {row['kind']:<11} {row['provenance']:<10} {row['status']:<10} "
+                f"{row['summary']}{marker}")
+        if row["failing"] or row["kind"] == "error":
+            out.file.write("\n".join(pending) + "\n" if pending else "")
+            pending = []
+            out.print(Text(line, style="bold red"), soft_wrap=True)
+        else:
+            pending.append(line)
+    if pending:
+        out.file.write("\n".join(pending) + "\n")
+
+
+def _print_table(out: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(show_lines=False)
     for column in ("step", "t (s)", "kind", "provenance", "status", "what"):
         table.add_column(column, overflow="fold")
@@ -78,16 +118,10 @@ def handle(args: argparse.Namespace) -> int:
             Text(row["status"]), Text(row["summary"] + marker), style=style,
         )
     out.print(table)
-    if info["final_answer"] is not None:
-        out.print(Text("final answer: " + info["final_answer"]))
-    if "graph_mermaid" in extras:
-        out.print("[bold]graph (mermaid)[/]")
-        out.print(Text(extras["graph_mermaid"]))
-    return 0
 
 
 def _extras(run: Any) -> dict[str, Any]:
-    """Optional sections contributed by installed exporters (e.g. the LangGraph drawing)."""
+    """Optional sections contributed by installed exporters (the LangGraph drawing); imports LangGraph."""
     try:
         from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
     except ImportError:
