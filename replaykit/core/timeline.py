@@ -1,4 +1,10 @@
-"""A run's timeline as plain rows: what ``inspect`` prints and the HTML report renders."""
+"""A run's timeline as plain rows: what ``inspect`` prints, the HTML report and the viewer render.
+
+Every row has a one-line ``summary`` for people and structured fields for programs (``inspect --json``):
+tool steps carry ``tool``, ``call_id``, ``arguments`` and ``status``; LLM steps ``finish_reason``,
+``tool_calls`` (id, name), ``usage`` and ``model``; a subagent row its ``child_run_id``. Every row has
+its ``provenance``.
+"""
 
 from __future__ import annotations
 
@@ -78,6 +84,41 @@ def describe(event: Event) -> str:
     return str(kind)
 
 
+def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:
+    """A tool call's arguments as data: the raw string parsed when it is JSON, else what was given."""
+    if raw is not None:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def entry_fields(event: Event) -> dict[str, Any]:
+    """The structured fields of one timeline entry (beside its summary)."""
+    if isinstance(event, ToolCallEvent):
+        return {"tool": event.name, "call_id": event.call_id,
+                "arguments": parsed_arguments(event.arguments, event.raw_arguments), "error": event.error}
+    if isinstance(event, LLMCallEvent):
+        response = event.response
+        return {
+            "model": response.model or event.request.model,
+            "finish_reason": response.finish_reason,
+            "tool_calls": [{"id": c.id, "name": c.name} for c in response.message.tool_calls],
+            "usage": response.usage.model_dump(mode="json", exclude_none=True) if response.usage else None,
+        }
+    if isinstance(event, SubagentEvent):
+        return {"child_run_id": event.child_run_id, "phase": event.phase}
+    if isinstance(event, DesyncEvent | SyntheticEvent):
+        return {"at_step": event.step}
+    return {}
+
+
 def timeline_rows(run: Run, *, include_bookkeeping: bool = False) -> list[dict[str, Any]]:
     """One row per event worth showing; steps carry their step number."""
     step_of = {step.event.id: step.index for step in run.steps}
@@ -109,6 +150,7 @@ def timeline_rows(run: Run, *, include_bookkeeping: bool = False) -> list[dict[s
                 "summary": describe(event),
                 "failing": step is not None and step == failing,
                 "event_id": event.id,
+                **entry_fields(event),
             }
         )
     return rows
