@@ -7,7 +7,7 @@ import argparse
 from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("branch", help="new run: the prefix before step N served, step N edited")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
     parser.add_argument("--at", type=int, required=True, metavar="N", help="the step to edit")

@@ -9,7 +9,7 @@ from typing import Any
 from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("diff", help="compare two runs step by step (exit 1 when they differ)")
     parser.add_argument("run_a", metavar="RUN_A", help="run id in the store, or path to a trace file")
     parser.add_argument("run_b", metavar="RUN_B", help="run id in the store, or path to a trace file")
@@ -103,11 +103,6 @@ def _print_text(result: Any) -> None:
 def _write_html(result: Any, path: str) -> None:
     from pathlib import Path
 
-    from replaykit.core.errors import ReplaykitError
+    from replaykit.exporters.html_report import write_diff_html
 
-    try:
-        from replaykit.exporters.html_report import write_diff_html
-    except ImportError as exc:
-        raise ReplaykitError("--html needs the HTML report exporter (replaykit.exporters.html_report), "
-                             "which is not in this build") from exc
     write_diff_html(result, Path(path))

@@ -15,7 +15,7 @@ from replaykit.cli._corpus_flags import add_corpus_flags
 from replaykit.exporters import FORMATS, TRAINING_FORMATS
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("export", help="export a run (script, graph, agent, training data, html)")
     parser.add_argument("runs", metavar="RUN", nargs="*", help="run id(s) or trace file(s)")
     parser.add_argument("--format", required=True, choices=sorted([*FORMATS, *TRAINING_FORMATS]))

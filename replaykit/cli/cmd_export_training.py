@@ -1,6 +1,6 @@
 """``replaykit export --format openai-jsonl|sharegpt|trl``: the training-data half of ``export``.
 
-The lead's ``cmd_export`` parses the shared flags and calls ``export_training(args)``. Flags used:
+``cmd_export`` parses the shared flags and calls ``export_training(args)``. Flags used:
 RUN... (ids, files, directories, globs), ``--all`` (every run in the store except redacted copies),
 ``-o PATH``, ``--force``, ``--no-redact``, ``--mode ner|patterns`` (default ner),
 ``--preference-chosen original|branch`` (preference pairs from branches), ``--min-health S``,

@@ -17,7 +17,7 @@ from replaykit.cli._common import add_json, add_store, console, open_store, prin
 from replaykit.cli._corpus_flags import add_corpus_flags, corpus_kwargs, report_damaged
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("redact", help="write a redacted copy of a run (PII and secrets)")
     parser.add_argument("runs", metavar="RUN", nargs="*", help="run id(s) or trace file(s)")
     parser.add_argument("-o", "--output", metavar="PATH", default=None, help="write a trace file (one RUN)")

@@ -8,7 +8,7 @@ from pathlib import Path
 from replaykit.cli._common import add_json, add_store, console, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("runs", help="list recorded runs")
     add_store(parser)
     add_json(parser)

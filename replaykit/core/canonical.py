@@ -135,7 +135,13 @@ def normalized_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
             else:
                 merged.append(p)
         merged = [p for p in merged if p != ["text", ""]] if message.role == "assistant" else merged
-        out.append({"role": "system" if message.role == "developer" else message.role, "parts": merged})
+        # A tool result is the same request content whether the provider carries it in a user message
+        # (Anthropic) or in a tool message of its own (OpenAI): each fingerprints as its own tool message.
+        results = [p for p in merged if p[0] == "tool_result"]
+        out.extend({"role": "tool", "parts": [p]} for p in results)
+        rest = [p for p in merged if p[0] != "tool_result"]
+        if rest or not results:
+            out.append({"role": "system" if message.role == "developer" else message.role, "parts": rest})
     return out
 
 

@@ -126,8 +126,11 @@ class ReplayCursor:
         recorder: Recorder | None = None,
         reference: Sequence[Run] = (),
         compare_tools: bool = False,
+        offline: bool = False,
     ) -> None:
         self.record = record
+        # offline (``play --offline``): nothing may go live; a desync ends the turn synthetically.
+        self.offline = offline
         # cut=None: a pure replay; past the end of the record only synthetic answers are given.
         self.serve_only = cut is None
         self.cut = len(record.steps) if cut is None else max(0, cut)
@@ -171,6 +174,8 @@ class ReplayCursor:
         answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
         with self._lock:
             if self._live:
+                if self.offline:
+                    return self._synthetic(messages, tools, record_kw)
                 return LLMDecision("live", None, reason="live")
             if self._next_round >= len(self._rounds):
                 if not self.serve_only:  # the record ends at (or before) the cut: the rest is live
@@ -185,6 +190,8 @@ class ReplayCursor:
             actual = fingerprint(messages, tools if self.compare_tools else None)
             if expected != actual:
                 self._desync(rnd.llm_step, "LLM request does not match the record", expected, actual)
+                if self.offline:
+                    return self._synthetic(messages, tools, record_kw)
                 return LLMDecision("live", rnd.llm_step, reason="desync")
             self._next_round += 1
             self._pending = rnd
@@ -304,8 +311,9 @@ class ReplayCursor:
         step = len(self.record.steps)
         self.counters.synthetic_steps += 1
         if self.recorder is not None:
-            self.recorder.synthetic(step, reason="completion requested after the record ended: "
-                                                 "synthetic end-of-turn answer, no provider call")
+            why = "the record cannot answer this request offline" if self._live else \
+                "completion requested after the record ended"
+            self.recorder.synthetic(step, reason=f"{why}: synthetic end-of-turn answer, no provider call")
             kw = {k: v for k, v in record_kw.items() if k in ("model", "params", "api")}
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)

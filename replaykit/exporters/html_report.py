@@ -126,13 +126,12 @@ def _health_html(run: Run, cost_usd: float | None) -> str:
 
 
 def _mermaid(run: Run) -> str | None:
-    try:
-        from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
-    except ImportError:
-        return None
+    """The run's LangGraph drawing; None without the langgraph extra (or for a run it cannot draw)."""
+    from replaykit.engines.langgraph.graph import mermaid_for_run
+
     try:
         return str(mermaid_for_run(run))
-    except Exception:
+    except Exception:  # MissingExtra, or a run the graph builder rejects: the report goes without it
         return None
 
 

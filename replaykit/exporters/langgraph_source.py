@@ -9,8 +9,8 @@ Safety: all trace content (messages, tool names, schemas, ids) lives in ONE data
 made pure ASCII by ``json.dumps(ensure_ascii=True)`` and written as a sequence of ``repr()`` string
 literals, so no byte of the trace is ever Python syntax. Tool functions get identifiers derived from
 the names (ASCII word characters only, deduplicated, never keywords) and look their real name up in
-the data. The support code is embedded verbatim from ``replaykit.engines.langgraph.runtime`` and
-``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
+the data. The support code is embedded verbatim from ``replaykit.core.tool_ladder``,
+``replaykit.engines.langgraph.runtime`` and ``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
 """
 
 from __future__ import annotations
@@ -65,14 +65,16 @@ TOOL_FUNCTIONS = [{tool_list}]
 
 
 # ------------------------------------------------------------------------------------------ graph
-def build_graph(checkpointer: Any = None, live_model: Any = None, live_tool: Any = None) -> Any:
-    """The compiled graph: model -> tools_condition -> tools -> model, over a messages state."""
+def build_graph(checkpointer: Any = None, live_model: Any = None, tools: Any = None, guard: Any = None) -> Any:
+    """The compiled graph: model -> tools_condition -> tools -> model, over a messages state.
+    ``tools``: real implementations by tool name, run (behind ``guard``, if given) for calls the record
+    does not hold."""
     record = Record(HEADER, EVENTS)
     log = ReplayLog()
-    router = ToolRouter(record, log, live_tool)
+    router = ToolRouter(record, log, tools, guard)
     _ROUTER[:] = [router]
-    tools = make_tools(TOOL_SPECS, TOOL_FUNCTIONS)
-    graph = build_graph_from(ModelNode(record, log, live_model), tools, router, checkpointer=checkpointer)
+    graph = build_graph_from(ModelNode(record, log, live_model), make_tools(TOOL_SPECS, TOOL_FUNCTIONS), router,
+                             checkpointer=checkpointer)
     graph.replay_record, graph.replay_log = record, log
     return graph
 
@@ -112,7 +114,7 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
-    from replaykit.core import replay_doc
+    from replaykit.core import replay_doc, tool_ladder
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
 
@@ -120,7 +122,8 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     record = langgraph_graph.record_of(run)
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
-    reserved = top_level_names(module_body(rt)) | top_level_names(module_body(replay_doc)) | {
+    reserved = top_level_names(module_body(rt)) | top_level_names(module_body(replay_doc)) | top_level_names(
+        module_body(tool_ladder)) | {
         "RUN_DATA", "HEADER", "EVENTS", "TOOL_SPECS", "TOOL_FUNCTIONS", "build_graph", "main", "json", "sys",
         "Any", "annotations", "_ROUTER", "build_graph_from"}
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
@@ -128,14 +131,19 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     data = {"header": record.header, "events": record.events, "tools": specs}
     runtime_body = module_body(rt, {"build_graph": "build_graph_from"})
     replay_body = module_body(replay_doc)
-    clash = top_level_names(runtime_body) & top_level_names(replay_body)
-    if clash:  # the two embedded modules must not shadow each other
+    ladder_body = module_body(tool_ladder)
+    names = [top_level_names(body) for body in (runtime_body, replay_body, ladder_body)]
+    clash = (names[0] & names[1]) | (names[0] & names[2]) | (names[1] & names[2])
+    if clash:  # the embedded modules must not shadow each other
         raise ReplaykitError(f"internal: embedded modules share top-level names {sorted(clash)}")
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
     return (
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
-        + "# " + "-" * 88 + " runtime\n"
+        + "# " + "-" * 84 + " tool ladder\n"
+        + "# replaykit.core.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"
+        + ladder_body
+        + "\n\n# " + "-" * 88 + " runtime\n"
         + "# replaykit.engines.langgraph.runtime, verbatim (build_graph renamed build_graph_from).\n"
         + runtime_body
         + "\n\n# " + "-" * 81 + " replay document\n"
