@@ -23,6 +23,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
 from replaykit.exporters.langgraph_graph import _guard_check, record_of, runtime, sqlite_checkpointer
@@ -35,7 +36,7 @@ ENGINE = "langgraph"
 
 
 def _dump(model: Any) -> JSON:
-    dumped: JSON = model.model_dump(mode="json", exclude_none=True)
+    dumped: JSON = jsonsafe.model_data(model, exclude_none=True)
     return dumped
 
 

@@ -12,7 +12,6 @@ Every record is validated for its format before it is written; an invalid one is
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
 from replaykit.core.progress import ProgressBar
 from replaykit.core.run import Run
@@ -198,7 +198,7 @@ def export_training(
                 if problems:
                     summary.skipped[f"invalid: {problems[0]}"] += 1
                 else:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    handle.write(jsonsafe.dumps(record) + "\n")
                     summary.records += 1
                     summary.run_ids.append(run_id)
                 advance()

@@ -31,6 +31,7 @@ from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath, wire
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
 from replaykit.adapters.hermes.syncer import BackgroundSyncer
+from replaykit.core import jsonsafe
 from replaykit.core.ir import (
     Correlation,
     ErrorEvent,
@@ -293,7 +294,7 @@ class HermesCapture:
             body["request"] = req
             # Errors are rare: let pydantic normalise them (types Hermes may pass loosely, e.g. status codes).
             event = ErrorEvent.model_validate({"seq": 0, "id": "e", **body})
-            body = event.model_dump(mode="json", exclude_none=True, exclude={"seq", "id"})
+            body = jsonsafe.model_data(event, exclude_none=True, exclude={"seq", "id"})
         event_id = recorder.emit_dict(body)
         self._commit(state, cap["pre"], event_id)
         return event_id
@@ -348,7 +349,7 @@ class HermesCapture:
             if api == "openai-chat":
                 params.setdefault("stream_options", {"include_usage": True})
         response = fastpath.chat_response(result) if api == "openai-chat" and _is_chat(result) else \
-            response_to_ir(api, result).model_dump(mode="json", exclude_none=True)
+            jsonsafe.model_data(response_to_ir(api, result), exclude_none=True)
         kw = cap["kw"]
         rid = kw.get("api_request_id") or ""
         cap["params"] = params
@@ -483,7 +484,7 @@ class HermesCapture:
         if text is not None:
             body["result"] = text
         if blocks is not None:
-            body["result_blocks"] = [b.model_dump(mode="json", exclude_none=True) for b in blocks]
+            body["result_blocks"] = [jsonsafe.model_data(b, exclude_none=True) for b in blocks]
         body["status"] = status if status in ("ok", "error", "blocked") else "error"
         if error is not None:
             body["error"] = error if isinstance(error, str) else str(error)
@@ -590,7 +591,7 @@ class HermesCapture:
             self._links[child_sid] = lineage
             child = self._sessions.get(child_sid)
         if child is not None:  # the child started before we heard of it: link it from inside
-            child.recorder.meta({"lineage": lineage.model_dump(mode="json", exclude_none=True)})
+            child.recorder.meta({"lineage": jsonsafe.model_data(lineage, exclude_none=True)})
 
     def subagent_stop(self, kw: Mapping[str, Any]) -> None:
         parent_sid, child_sid = kw.get("parent_session_id"), kw.get("child_session_id")
@@ -693,7 +694,7 @@ def _decode(api: str, element: Any) -> list[dict[str, Any]]:
         fast = fastpath.chat_message(element)
         if fast is not None:
             return [fast]
-    return [m.model_dump(mode="json", exclude_none=True) for m in _convert(api, element)]
+    return [jsonsafe.model_data(m, exclude_none=True) for m in _convert(api, element)]
 
 
 def _is_chat(result: Any) -> bool:
