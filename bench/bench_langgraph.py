@@ -19,7 +19,8 @@ from pathlib import Path
 
 from replaykit.core.replay import replay_run
 from replaykit.core.store import RunStore
-from replaykit.exporters import langgraph_graph, langgraph_source
+from replaykit.engines.langgraph import graph as langgraph_graph
+from replaykit.exporters import export
 from replaykit.testing.engine_runs import record_long_run
 
 
@@ -47,10 +48,10 @@ def main() -> None:
             db = Path(tmp) / f"cp{steps}.sqlite"
             checkpointed = _time(lambda run=run, db=db: langgraph_graph.replay(run, checkpoint_db=db))
             out = Path(tmp) / f"graph{steps}.py"
-            export = _time(lambda run=run, out=out: langgraph_source.export(run, out))
+            exported = _time(lambda run=run, out=out: export(run, "langgraph", out, force=True))
             print(f"{n:5d} steps  baseline replay_run {base:.4f}s ({n / base:,.0f} steps/s)  "
                   f"graph {graph:.3f}s ({n / graph:,.0f} steps/s)  graph+sqlite {checkpointed:.3f}s  "
-                  f"export {export:.3f}s  module {out.stat().st_size / 1e6:.2f} MB")
+                  f"export {exported:.3f}s  module {out.stat().st_size / 1e6:.2f} MB")
             # Rates in steps/s; ratio = the graph's rate over the framework-free replay's (expected << 1).
             rows.append({"bench": f"langgraph replay {n} steps (steps/s)", "replaykit": n / graph,
                          "baseline": n / base, "ratio": base / graph,

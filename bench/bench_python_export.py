@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from replaykit.core.ir import LLMCallEvent, Message, RunHeader, Source, ToolCallEvent, ToolResultPart  # noqa: E402
 from replaykit.core.recorder import Recorder  # noqa: E402
 from replaykit.core.run import Run  # noqa: E402
-from replaykit.exporters.python_script import export  # noqa: E402
+from replaykit.exporters import export  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl"
 TARGETS = {"export_s": 0.1, "run_cpu_s": 0.15, "run_peak_mb": 60.0, "file_mb": 2.0}
@@ -141,7 +141,7 @@ def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
         for steps in steps_list:
             run = scaled_run(steps)
             out, naive = Path(tmp) / f"run{steps}.py", Path(tmp) / f"naive{steps}.py"
-            export_s, export_cpu = timed(lambda run=run, out=out: export(run, out), repeat)
+            export_s, export_cpu = timed(lambda run=run, out=out: export(run, "python", out, force=True), repeat)
             naive_s, _ = timed(lambda run=run, naive=naive: naive_export(run, naive), repeat)
             run_cpu, run_mb = median_child([sys.executable, str(out)], repeat)
             naive_cpu, naive_mb = median_child([sys.executable, str(naive)], repeat)

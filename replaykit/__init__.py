@@ -7,6 +7,8 @@ imported on first use)::
     run = replaykit.RunStore().load("my-run")        # or replaykit.Run.load("path/to/trace.jsonl")
     doc = replaykit.replay_run(run)                    # deterministic, 0 provider calls, 0 tools
     result = replaykit.diff_runs(run, other)           # first divergence and its cause
+    replaykit.export(run, "python", "run.py")          # any single-run format (replaykit.exporters.FORMATS)
+    replaykit.play(run, "openai", replaykit.PlayOptions(base_url=..., model=...))   # a live engine
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ _EXPORTS = {
     "canonical_json": "replaykit.core.canonical",
     "json_schema": "replaykit.core.ir",
     "ReplaykitError": "replaykit.core.errors",
+    "play": "replaykit.engines",
+    "export": "replaykit.exporters",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -34,3 +34,15 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``hermes`` need hermes-agent; the latest environment does not have it."""
+    from replaykit.testing.hermes_harness import hermes_available
+
+    if hermes_available():
+        return
+    skip = pytest.mark.skip(reason="hermes-agent is not importable in this venv")
+    for item in items:
+        if item.get_closest_marker("hermes") is not None:
+            item.add_marker(skip)

@@ -1,4 +1,5 @@
-"""Core never imports adapters, exporters or the CLI (the layering the architecture promises)."""
+"""The layering the architecture promises: core never imports adapters, engines, exporters or the CLI;
+no engine imports another engine's modules; nothing imports another package's private (``_``) names."""
 
 from __future__ import annotations
 
@@ -6,7 +7,57 @@ import ast
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "replaykit" / "core"
-FORBIDDEN = ("replaykit.adapters", "replaykit.exporters", "replaykit.cli")
+PACKAGE = CORE.parent
+FORBIDDEN = ("replaykit.adapters", "replaykit.engines", "replaykit.exporters", "replaykit.cli")
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, imported names) for every import in ``path``, including import_module("...")."""
+    found: list[tuple[int, str, list[str]]] = []
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.lineno, node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module", "__import__"
+        ):
+            found += [(node.lineno, a.value, []) for a in node.args
+                      if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    return found
+
+
+def _engine_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["replaykit", "engines"] else None
+
+
+def test_no_engine_imports_another_engine() -> None:
+    offenders = []
+    for path in (PACKAGE / "engines").rglob("*.py"):
+        own = path.relative_to(PACKAGE / "engines").parts[0].removesuffix(".py")
+        for line, module, _names in _imports(path):
+            other = _engine_of(module)
+            if other is not None and other != own:
+                offenders.append(f"engines/{path.relative_to(PACKAGE / 'engines')}:{line} imports {module}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_no_module_imports_private_names_of_another_package() -> None:
+    """``from replaykit.x.y import _name`` is allowed only inside the package ``replaykit.x.y`` lives in."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        here = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for line, module, names in _imports(path):
+            if not module.startswith("replaykit."):
+                continue
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            private_module = any(p.startswith("_") and not p.startswith("__") for p in module.split("."))
+            home = module.rsplit(".", 1)[0] if private_module else module
+            if (private or private_module) and not here.startswith(home.rsplit(".", 1)[0] + "."):
+                offenders.append(f"{here}:{line} imports {module} {private}")
+    assert not offenders, "\n".join(offenders)
 
 
 def test_core_imports_nothing_above_it() -> None:

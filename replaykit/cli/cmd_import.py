@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import importlib
-from pathlib import Path
 from typing import Any
 
+from replaykit.adapters import IMPORTERS
 from replaykit.cli._common import add_json, add_store, console, open_store, print_json
-
-#: format -> "module:function"; each function takes (path) and returns a list of ImportedRun.
-IMPORTERS = {
-    "openai-chat": "replaykit.adapters.provider_logs:import_openai_chat",
-    "openai-responses": "replaykit.adapters.provider_logs:import_openai_responses",
-    "anthropic": "replaykit.adapters.provider_logs:import_anthropic",
-    "hermes-unroll": "replaykit.adapters.hermes.import_unroll:import_unroll",
-    "hermes-session": "replaykit.adapters.hermes.import_session:import_session",
-}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,24 +20,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.errors import BadInput
+    from replaykit.adapters import import_file
 
-    path = Path(args.path).expanduser()
-    if not path.exists():
-        raise BadInput(f"no such file: {args.path}")
-    module_name, _, func_name = IMPORTERS[args.format].partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            raise BadInput(f"import format {args.format!r} is not available in this build") from exc
-        raise
     options: dict[str, Any] = {}
     if args.format == "hermes-session" and args.session:
         options["session_id"] = args.session
-    imported = getattr(module, func_name)(path, **options)
+    imported = import_file(args.path, args.format, **options)
     store = open_store(args)
-    written = []
+    written: list[dict[str, Any]] = []
     for item in imported:
         store.write_run(item.header, item.events)
         written.append({"run_id": item.header.run_id, "path": str(store.path_for(item.header.run_id)),

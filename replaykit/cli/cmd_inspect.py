@@ -85,7 +85,7 @@ def handle(args: argparse.Namespace) -> int:
 def _extras(run: Any) -> dict[str, Any]:
     """Optional sections contributed by installed exporters (e.g. the LangGraph drawing)."""
     try:
-        from replaykit.exporters.langgraph_graph import mermaid_for_run  # type: ignore[import-not-found]
+        from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
     except ImportError:
         return {}
     try:

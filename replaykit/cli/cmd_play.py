@@ -4,26 +4,16 @@ prefix from the record, then run live from the cut, recording a new run (lineage
 from __future__ import annotations
 
 import argparse
-import importlib
 from typing import Any
 
 from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
-
-#: engine name -> (module, extra that provides it)
-ENGINE_MODULES = {
-    "openai": ("replaykit.exporters.openai_engine", "openai"),
-    "hermes": ("replaykit.adapters.hermes.play", "hermes"),
-    "pydantic-ai": ("replaykit.exporters.pydantic_ai_engine", "pydantic-ai"),
-    "langgraph": ("replaykit.exporters.langgraph_engine", "langgraph"),
-}
-#: engines that run a user's tool implementations from --tools-module
-TOOLS_MODULE_ENGINES = ("pydantic-ai",)
+from replaykit.engines import ENGINES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser("play", help="serve the recorded prefix, then run live from the cut")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
-    parser.add_argument("--engine", required=True, choices=sorted(ENGINE_MODULES), help="engine that runs live")
+    parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that runs live")
     parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible endpoint")
     parser.add_argument("--model", required=True, metavar="NAME", help="model name at that endpoint")
     parser.add_argument("--api-key-env", metavar="VAR", default=None,
@@ -45,22 +35,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=handle)
 
 
-def load_engine(name: str) -> Any:
-    module_name, extra = ENGINE_MODULES[name]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        from replaykit.core.errors import MissingExtra, ReplaykitError
-
-        if exc.name == module_name:
-            raise ReplaykitError(f"--engine {name} is not available in this build") from exc
-        raise MissingExtra(extra, exc.name or module_name) from exc
-    return module
-
-
 def handle(args: argparse.Namespace) -> int:
     from replaykit.core.errors import BadInput
     from replaykit.core.play import PlayOptions
+    from replaykit.engines import play
 
     if args.stale_timeout is not None and args.stale_timeout <= 0:
         raise BadInput("--stale-timeout must be a positive number of seconds")
@@ -68,8 +46,9 @@ def handle(args: argparse.Namespace) -> int:
         raise BadInput("--max-iterations must be at least 1")
     extra: dict[str, Any] = {}
     if args.tools_module is not None:
-        if args.engine not in TOOLS_MODULE_ENGINES:
-            raise BadInput(f"--tools-module is supported by --engine {', '.join(TOOLS_MODULE_ENGINES)}")
+        able = sorted(name for name, info in ENGINES.items() if info.tools_module)
+        if not ENGINES[args.engine].tools_module:
+            raise BadInput(f"--tools-module is supported by --engine {', '.join(able)}")
         from pathlib import Path
 
         if not Path(args.tools_module).expanduser().is_file():
@@ -81,8 +60,7 @@ def handle(args: argparse.Namespace) -> int:
                           store=open_store(args), cut=args.at, max_iterations=args.max_iterations, extra=extra)
     options.safe_base_url()  # validate before anything starts
     options.api_key()  # a named but unset variable is a one-line error before any work
-    engine = load_engine(args.engine)
-    result = engine.play(run, options)
+    result = play(run, args.engine, options)
     if args.json:
         print_json(result.to_json())
         return 0

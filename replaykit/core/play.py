@@ -1,7 +1,7 @@
 """What every live engine shares: ``PlayOptions`` in, ``PlayResult`` out, and the set-up of a play.
 
-Each engine (``replaykit.exporters.openai_engine``, ``...pydantic_ai_engine``, ``...langgraph_engine``,
-``replaykit.adapters.hermes.play``) exposes ``play(run: Run, options: PlayOptions) -> PlayResult``.
+Each engine (registered in ``replaykit.engines.ENGINES``: openai, hermes, pydantic-ai, langgraph)
+exposes ``play(run: Run, options: PlayOptions) -> PlayResult``.
 An engine builds its session with ``start_play(run, options, engine=...)``, which gives it the cursor
 (``replaykit.core.cursor.ReplayCursor``) wired to a recorder writing the new run (lineage ``play``),
 then calls ``session.finish(...)`` to close the run and get the result.
@@ -20,8 +20,6 @@ from replaykit.core.ir import Lineage, Provenance, Source
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore, new_run_id, utc_now_iso
-
-ENGINES = ("openai", "hermes", "pydantic-ai", "langgraph")
 
 
 @dataclass

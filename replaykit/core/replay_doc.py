@@ -74,7 +74,7 @@ def _tool_message(event: dict[str, Any]) -> dict[str, Any]:
     return {"role": "tool", "parts": [part]}
 
 
-def _resolve_messages(event: dict[str, Any], requests: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def resolve_delta_chain(event: dict[str, Any], requests: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Rebuild a request's full message list from its delta chain (iterative: long runs)."""
     chain: list[dict[str, Any]] = []
     cursor: dict[str, Any] | None = event
@@ -236,7 +236,7 @@ def build_replay_document(
         timing.append({"step": step_no, "t_original": t_original, "duration_original": duration,
                        "t_replay": t_replay})
 
-    resolve = resolve_messages or (lambda event: _resolve_messages(event, requests))
+    resolve = resolve_messages or (lambda event: resolve_delta_chain(event, requests))
     answer = response_message or (lambda event: event["response"]["message"])
     messages = _conversation(events, resolve, answer, last_llm, last_llm_pos, end_pos)
     final_answer = _final_answer(events, end_pos, full)

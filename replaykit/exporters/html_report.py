@@ -125,7 +125,7 @@ def _cost_info(run: Run) -> dict[str, Any]:
 
 def _mermaid(run: Run) -> str | None:
     try:
-        from replaykit.exporters.langgraph_graph import mermaid_for_run  # type: ignore[import-not-found]
+        from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
     except ImportError:
         return None
     try:
@@ -235,10 +235,9 @@ def render_run(run: Run) -> str:
     return _page(f"replaykit {run.run_id}", "\n".join(parts))
 
 
-def export(run: Run, path: Path, **options: Any) -> dict[str, Any]:
-    text = render_run(run)
-    write_private(path, text)
-    return {"bytes": len(text.encode("utf-8")), "steps": len(run.steps)}
+def render(run: Run, **_options: Any) -> str:
+    """The run report (``replaykit export --format html``)."""
+    return render_run(run)
 
 
 # ------------------------------------------------------------------------------------------- diff

@@ -9,19 +9,16 @@ Safety: all trace content (messages, tool names, schemas, ids) lives in ONE data
 made pure ASCII by ``json.dumps(ensure_ascii=True)`` and written as a sequence of ``repr()`` string
 literals, so no byte of the trace is ever Python syntax. Tool functions get identifiers derived from
 the names (ASCII word characters only, deduplicated, never keywords) and look their real name up in
-the data. The support code is embedded verbatim from ``replaykit.exporters.lg_runtime`` and
+the data. The support code is embedded verbatim from ``replaykit.engines.langgraph.runtime`` and
 ``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.files import write_private
 from replaykit.exporters._embed import module_body, top_level_names
 
 if TYPE_CHECKING:
@@ -118,11 +115,11 @@ def data_literal(value: Any, indent: str = "    ") -> str:
     return "\n".join(indent + repr(chunk) for chunk in chunks)
 
 
-def render(run: Run, filename: str = "graph.py") -> str:
+def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
     from replaykit.core import replay_doc
-    from replaykit.exporters import langgraph_graph
-    from replaykit.exporters.langgraph_graph import tool_identifiers
+    from replaykit.engines.langgraph import graph as langgraph_graph
+    from replaykit.engines.langgraph.graph import tool_identifiers
 
     rt = langgraph_graph.runtime()
     record = langgraph_graph.record_of(run)
@@ -144,7 +141,7 @@ def render(run: Run, filename: str = "graph.py") -> str:
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
         + "# " + "-" * 88 + " runtime\n"
-        + "# replaykit.exporters.lg_runtime, verbatim (build_graph renamed build_graph_from).\n"
+        + "# replaykit.engines.langgraph.runtime, verbatim (build_graph renamed build_graph_from).\n"
         + runtime_body
         + "\n\n# " + "-" * 81 + " replay document\n"
         + "# replaykit.core.replay_doc, verbatim: the same document `replaykit replay --json` prints.\n"
@@ -153,21 +150,9 @@ def render(run: Run, filename: str = "graph.py") -> str:
     )
 
 
-def export(run: Run, path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Write the module to ``path`` (0600) after compiling it; a summary of what was written."""
-    out = Path(path)
-    source = render(run, out.name)
-    try:
-        compile(source, str(out), "exec", dont_inherit=True)
-    except SyntaxError as exc:  # a bug here, never trace content: the data is one literal
-        raise ReplaykitError(f"internal: generated LangGraph module does not compile: {exc}") from exc
-    write_private(out, source)
-    return {
-        "bytes": len(source.encode("utf-8")),
-        "steps": len(run.steps),
-        "tools": len({e.name for e in run.tool_calls()} | _declared(run)),
-        "compiled": True,
-    }
+def summarize(run: Run, source: str) -> dict[str, Any]:
+    """What ``replaykit export --json`` reports besides path and bytes."""
+    return {"tools": len({e.name for e in run.tool_calls()} | _declared(run)), "compiled": True}
 
 
 def _declared(run: Run) -> set[str]:

@@ -16,13 +16,10 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from pathlib import Path
 from typing import Any
 
-from replaykit.core.errors import BadInput
-from replaykit.core.files import write_private
 from replaykit.core.run import Run
-from replaykit.exporters import _pydantic_ai_compat as compat
+from replaykit.engines.pydantic_ai import compat
 
 _HEADER = '''"""PydanticAI agent exported by replaykit (the run id is DATA["run_id"]).
 
@@ -145,8 +142,8 @@ def build_data(run: Run) -> dict[str, Any]:
     compat.require()
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-    from replaykit.exporters.pydantic_ai_engine import replay
-    from replaykit.exporters.pydantic_ai_plan import build_plan
+    from replaykit.engines.pydantic_ai.engine import replay
+    from replaykit.engines.pydantic_ai.plan import build_plan
 
     plan = build_plan(run)
     result = replay(run)
@@ -167,7 +164,7 @@ def build_data(run: Run) -> dict[str, Any]:
     }
 
 
-def render(run: Run) -> tuple[str, dict[str, Any]]:
+def render(run: Run, **_options: Any) -> str:
     data = build_data(run)
     text = json.dumps(data, ensure_ascii=True, sort_keys=True)
     taken: set[str] = set()
@@ -178,17 +175,11 @@ def render(run: Run) -> tuple[str, dict[str, Any]]:
         source += _TOOL.format(func=func, index=index)
     impl_lines = "\n".join(f"    {index}: {func}," for index, func in enumerate(funcs))
     source += _FOOTER.format(impl_lines=impl_lines)
-    return source, data
+    return source
 
 
-def export(run: Run, path: str | Path) -> dict[str, Any]:
-    """Write the module to ``path`` (0600) after compiling it; returns a summary."""
-    source, data = render(run)
-    out = Path(path)
-    try:
-        compile(source, str(out), "exec")
-    except SyntaxError as exc:  # pragma: no cover - would be a replaykit bug, never trace content
-        raise BadInput(f"generated PydanticAI module does not compile: {exc}") from exc
-    write_private(out, source)
+def summarize(run: Run, source: str) -> dict[str, Any]:
+    """What ``replaykit export --json`` reports besides path and bytes."""
+    data = build_data(run)
     return {"tools": len(data["tools"]), "llm_calls": len(data["responses"]), "turns": len(data["turns"]),
-            "bytes": len(source.encode()), "lost": data["lost"]}
+            "lost": data["lost"]}

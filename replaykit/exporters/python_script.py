@@ -23,14 +23,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
-from replaykit.core.files import write_private
 from replaykit.core.run import Run
 from replaykit.exporters._embed import module_body, top_level_names
 
@@ -205,7 +203,7 @@ def _metadata(run: Run, header: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(run: Run) -> str:
+def render(run: Run, **_options: Any) -> str:
     """The script's source text. Raises ``BadInput`` if the run cannot be embedded."""
     try:
         header = jsonsafe.model_data(run.header, exclude_none=True)
@@ -229,18 +227,6 @@ def render(run: Run) -> str:
     )
 
 
-def check_compiles(source: str, filename: str) -> None:
-    try:
-        compile(source, filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise BadInput(f"generated script does not compile ({type(exc).__name__}); nothing written") from exc
-
-
-def export(run: Run, path: str | Path) -> dict[str, Any]:
-    """Write ``run`` as a standalone replay script at ``path``; return a summary."""
-    path = Path(path)
-    source = render(run)
-    check_compiles(source, str(path))
-    write_private(Path(path), source)
-    return {"bytes": len(source.encode("utf-8")), "steps": len(run.steps), "events": len(run.events),
-            "lines": source.count("\n")}
+def summarize(run: Run, source: str) -> dict[str, Any]:
+    """What ``replaykit export --json`` reports besides path and bytes."""
+    return {"events": len(run.events), "lines": source.count("\n")}

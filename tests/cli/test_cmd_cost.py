@@ -44,7 +44,7 @@ def test_real_hermes_run_with_an_unknown_model(capsys: pytest.CaptureFixture[str
 def played(store_dir: Path) -> tuple[str, str]:
     """src (recorded) -> branch at step 4 (edited tool result) -> played live from step 5."""
     pytest.importorskip("openai")
-    from replaykit.exporters.openai_engine import play
+    from replaykit.engines.openai import play
 
     store = RunStore(store_dir)
     record_sample_run(store, "src")

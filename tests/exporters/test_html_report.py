@@ -15,7 +15,8 @@ import pytest
 from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
-from replaykit.exporters.html_report import export, render_diff, render_run
+from replaykit.exporters import export
+from replaykit.exporters.html_report import render_diff, render_run
 from replaykit.testing.sample_runs import WEATHER_TOOLS, record_weather_run, sample_header
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -82,7 +83,7 @@ def test_report_shows_timeline_failing_step_and_steps(tmp_path: Path) -> None:
     rec.tool_call("c9", "terminal", {"command": "make"}, status="error", error="make: *** no rule")
     run = Run(rec.header, rec.events)
     out = tmp_path / "r.html"
-    info = export(run, out)
+    info = export(run, "html", out)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and info["steps"] == 5
     page = out.read_text()
     assert "London is warmer." in page and "get_weather" in page
@@ -115,7 +116,7 @@ def _chromium(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[st
 def test_in_headless_chromium_nothing_executes_or_loads(tmp_path: Path, beacon: tuple[str, list[str]]) -> None:
     url, hits = beacon
     out = tmp_path / "hostile.html"
-    export(hostile_run(url), out)
+    export(hostile_run(url), "html", out)
     dom = _chromium(["--dump-dom", out.as_uri()], tmp_path).stdout
     assert "<title>replaykit hostile</title>" in dom  # the data did not retitle the page
     assert "PWNED" in dom  # ...but is shown, as text

@@ -21,7 +21,7 @@ from replaykit.core.recorder import Recorder
 from replaykit.core.replay import replay_run
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore, utc_now_iso
-from replaykit.exporters import langgraph_source
+from replaykit.exporters import export, langgraph_source
 
 from .lg_fixtures import BUILDERS, hermes_traces
 
@@ -76,7 +76,7 @@ def test_exported_module_replays_like_replaykit_replay(tmp_path: Path) -> None:
     paths = []
     for n, run in enumerate(runs):
         out = tmp_path / f"graph_{n}.py"
-        info = langgraph_source.export(run, out)
+        info = export(run, "langgraph", out)
         assert info["compiled"] is True and info["steps"] == len(run.steps)
         assert out.stat().st_mode & 0o777 == 0o600
         paths.append(out)
@@ -95,7 +95,7 @@ def test_module_is_readable_and_editable(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "store")
     run = store.load(BUILDERS["weather"](store))
     out = tmp_path / "graph.py"
-    langgraph_source.export(run, out)
+    export(run, "langgraph", out)
     source = out.read_text()
     tree = ast.parse(source)
     functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -182,7 +182,7 @@ def test_hostile_run_executes_as_data(tmp_path: Path) -> None:
     evil = ['"); import os; os.system("touch PWNED"); ("', "'''\n\"\"\"", "\u2028\x00\\", "__import__"]
     run = _hostile_run(store, "evil", ["x\"); os.system('touch PWNED') #", "class", "del", "__init__"], evil)
     out = tmp_path / "evil.py"
-    langgraph_source.export(run, out)
+    export(run, "langgraph", out)
     done = _run_module(out)
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (tmp_path / "PWNED").exists()

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolSpec, Usage
 from replaykit.core.recorder import Recorder
 from replaykit.core.run import Run
-from replaykit.exporters.pydantic_ai_messages import comparable
-from replaykit.exporters.pydantic_ai_source import export
+from replaykit.engines.pydantic_ai.messages import comparable
+from replaykit.exporters import export
 from tests.exporters.pai_fixtures import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ def _run_module(path: Path) -> subprocess.CompletedProcess[str]:
 def test_exported_module_runs_offline_and_reproduces_the_history(tmp_path: Path, name: str) -> None:
     run = FIXTURES[name]()
     out = tmp_path / "agent.py"
-    info = export(run, out)
+    info = export(run, "pydantic-ai", out)
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     assert info["llm_calls"] == len(run.llm_calls())
     compile(out.read_text(), str(out), "exec")
@@ -103,7 +103,7 @@ def test_trace_content_never_becomes_code(tmp_path: Path, name: str, content: st
     a2 = Message(role="assistant", parts=[TextPart(text=content + "!")])
     rec.llm_call([*msgs, a1, Message(role="tool", parts=[])], LLMResponse(message=a2), tools=[tool])
     out = tmp_path / "agent.py"
-    export(Run(rec.header, rec.events), out)
+    export(Run(rec.header, rec.events), "pydantic-ai", out, force=True)
     source = out.read_text()
     tree = ast.parse(source)
     # Exactly one string literal carries data: the argument of json.loads in DATA = ...

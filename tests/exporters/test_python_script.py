@@ -13,8 +13,8 @@ import pytest
 
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
+from replaykit.exporters import export
 from replaykit.exporters._embed import top_level_names
-from replaykit.exporters.python_script import export
 from replaykit.testing.engine_runs import record_sample_run
 from tests.conftest import FIXTURES, subprocess_env
 from tests.exporters.script_support import make_run, masked, run_script
@@ -30,7 +30,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def exported(tmp_path: Path, run: Run, name: str = "run.py") -> Path:
     path = tmp_path / name
-    export(run, path)
+    export(run, "python", path)
     return path
 
 
@@ -63,7 +63,7 @@ def test_cli_export_then_script_equals_replaykit_replay(tmp_path: Path, store_di
 @pytest.mark.parametrize("fixture", TRACE_FIXTURES, ids=[p.stem for p in TRACE_FIXTURES])
 def test_recorded_fixture_replays_identically(tmp_path: Path, fixture: Path) -> None:
     out = tmp_path / "run.py"
-    export(Run.load(fixture), out)
+    export(Run.load(fixture), "python", out)
     got = document(run_script(out, "--quiet"))
     assert got["source_framework"] == Run.load(fixture).header.source.framework
     assert got["counters"]["provider_calls"] == 0 and got["counters"]["tool_executions"] == 0

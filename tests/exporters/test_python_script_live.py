@@ -9,7 +9,7 @@ from pathlib import Path
 
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.exporters.python_script import export
+from replaykit.exporters import export
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, call, fault, text
 from replaykit.testing.scripted_server import ScriptedServer
@@ -28,7 +28,7 @@ def live(out: Path, srv: ScriptedServer, *args: str, key: str | None = SECRET):
 
 def test_live_loop_retries_serves_matching_tools_and_marks_the_rest(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(2), out)
+    export(make_run(2), "python", out)
     replies = ReplyList([
         fault("429", retry_after=0.05),
         fault("500"),
@@ -63,7 +63,7 @@ def test_live_loop_retries_serves_matching_tools_and_marks_the_rest(tmp_path: Pa
 
 def test_live_after_an_edit_starts_from_the_edited_conversation(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(2), out)
+    export(make_run(2), "python", out)
     with ScriptedServer(ReplyList([text("answer from the edited context")])) as srv:
         proc = live(out, srv, "--edit", "1", json.dumps({"result": "EDITED"}))
         requests = srv.llm_requests
@@ -78,7 +78,7 @@ def test_live_after_an_edit_starts_from_the_edited_conversation(tmp_path: Path) 
 
 def test_live_errors_are_one_line(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(1), out)
+    export(make_run(1), "python", out)
     with ScriptedServer(ReplyList([fault("401")])) as srv:
         refused = live(out, srv)
         unset = live(out, srv, key=None)
@@ -97,7 +97,7 @@ def test_live_sends_the_recordings_later_user_turns(tmp_path: Path, store_dir: P
     store = RunStore(store_dir)
     run = Run.load(store.resolve(record_sample_run(store)))
     out = tmp_path / "run.py"
-    export(run, out)
+    export(run, "python", out)
     with ScriptedServer(ReplyList([text("first answer"), text("second answer")])) as srv:
         proc = live(out, srv)
         requests = srv.llm_requests
@@ -112,7 +112,7 @@ def test_live_sends_the_recordings_later_user_turns(tmp_path: Path, store_dir: P
 
 def test_live_after_a_response_edit_serves_the_new_tool_calls(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(2), out)
+    export(make_run(2), "python", out)
     edit = {"response": [{"name": "search", "arguments": {"q": "query 1"}, "id": "mine"}]}
     with ScriptedServer(ReplyList([text("done live")])) as srv:
         proc = live(out, srv, "--edit", "0", json.dumps(edit))
@@ -126,7 +126,7 @@ def test_live_after_a_response_edit_serves_the_new_tool_calls(tmp_path: Path) ->
 
 def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(1), out)
+    export(make_run(1), "python", out)
     # A user adds tool implementations to the generated script (the documented extension point).
     source = out.read_text().replace(
         "RUNNABLE_TOOLS: dict[str, Any] = {}",
@@ -147,7 +147,7 @@ def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None
 
 def test_live_times_out_a_stalled_response_and_retries_malformed_bodies(tmp_path: Path) -> None:
     out = tmp_path / "run.py"
-    export(make_run(1), out)
+    export(make_run(1), "python", out)
     replies = ReplyList([fault("stall", stall_seconds=2), fault("malformed"), text("finally")])
     with ScriptedServer(replies) as srv:
         proc = live(out, srv, "--timeout", "0.5")

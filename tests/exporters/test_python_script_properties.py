@@ -34,7 +34,8 @@ from replaykit.core.ir import (
 from replaykit.core.recorder import Recorder
 from replaykit.core.replay_doc import build_replay_document
 from replaykit.core.run import Run
-from replaykit.exporters.python_script import export, render, safe_text, trace_data
+from replaykit.exporters import export
+from replaykit.exporters.python_script import render, safe_text, trace_data
 from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked, run_script
 
 NASTY = ['"""', "'''", "\\", "\\\\'", "\x00", "\u2028", "\u2029", "\ud800", "\udfff", "\ud83d\ude00", "\r\n",
@@ -184,7 +185,7 @@ def test_any_trace_content_compiles_and_round_trips(run: Run, pick: int) -> None
 def test_written_file_runs_in_a_real_interpreter(tmp_path_factory: pytest.TempPathFactory, run: Run) -> None:
     """A subset as real processes: the 0600 file on disk, ``python -I``, stdout bytes (surrogates and all)."""
     path = tmp_path_factory.mktemp("script") / "run.py"
-    export(run, path)
+    export(run, "python", path)
     assert path.stat().st_mode & 0o777 == 0o600
     proc = run_script(path, "--dump-trace")
     assert proc.returncode == 0, proc.stderr

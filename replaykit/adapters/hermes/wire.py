@@ -20,6 +20,11 @@ _CONVERSATION_KEYS = {"openai-chat": ("messages",), "openai-responses": ("instru
                       "anthropic-messages": ("system", "messages")}
 
 
+def conversation_keys(api: str) -> tuple[str, ...]:
+    """The request kwargs that carry the conversation (system prompt and messages) in ``api``."""
+    return _CONVERSATION_KEYS.get(api, ("messages",))
+
+
 def split_request(api: str, request: Mapping[str, Any]) -> tuple[str | None, Any, dict[str, Any], dict[str, Any]]:
     """Split Hermes's provider kwargs into (model, raw tools, body params, SDK-only kwargs)."""
     conv = _CONVERSATION_KEYS.get(api, ("messages",))

@@ -26,8 +26,8 @@ from typing import Any
 # <template-only>
 from replaykit.core.replay_doc import (
     RangeError,
-    _resolve_messages,
     build_replay_document,
+    resolve_delta_chain,
     step_summary,
 )
 
@@ -261,7 +261,7 @@ def pending_step(events: list[dict[str, Any]], positions: list[int], step: int) 
     out: dict[str, Any] = {"step": step, "kind": "llm" if event["kind"] == "llm_call" else "tool",
                            "summary": step_summary(event)}
     if event["kind"] == "llm_call":
-        out["request_messages"] = _resolve_messages(event, requests_before(events, positions[step]))
+        out["request_messages"] = resolve_delta_chain(event, requests_before(events, positions[step]))
     else:
         out.update(name=event.get("name"), tool_call_id=event.get("call_id"), arguments=parsed_arguments(event))
     return out
@@ -508,7 +508,7 @@ def conversation_at(events: list[dict[str, Any]], cut: int) -> tuple[list[dict[s
     if llm:
         messages = build_replay_document({}, prefix)["messages"]
     elif anchor is not None:  # cut before the first call: what the first call was sent
-        messages = _resolve_messages(anchor, requests_before(events, events.index(anchor) + 1))
+        messages = resolve_delta_chain(anchor, requests_before(events, events.index(anchor) + 1))
     else:
         messages = [e["message"] for e in prefix if e.get("kind") == "turn_start"]
     tools = None

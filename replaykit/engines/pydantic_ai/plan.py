@@ -15,7 +15,7 @@ from typing import Any
 
 from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolSpec
 from replaykit.core.run import Run
-from replaykit.exporters.pydantic_ai_messages import PydanticHistory, response_to_pydantic_ai, to_pydantic_ai
+from replaykit.engines.pydantic_ai.messages import PydanticHistory, response_to_pydantic_ai, to_pydantic_ai
 
 
 @dataclass

@@ -7,6 +7,7 @@ continued live (requests only from the cut; destructive calls dry-run unless all
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def _options(sandbox: HermesSandbox, base_url: str, **kw: object) -> PlayOptions
 
 
 def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink()
@@ -71,7 +72,7 @@ def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Pa
 
 
 def test_branch_then_live_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink(missing_ok=True)
@@ -118,7 +119,7 @@ def test_cli_play_engine_hermes(recorded: tuple[HermesSandbox, Run, Path]) -> No
 def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None:
     """Two read_file calls in one message take Hermes's concurrent path (nested tool_execution on worker
     threads, any completion order): both are served by tool_call_id, no handler runs."""
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
     a, b = sandbox.cwd / "a.txt", sandbox.cwd / "b.txt"
@@ -144,7 +145,7 @@ def test_parallel_reads_served_on_hermes_concurrent_path(tmp_path: Path) -> None
 
 
 def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[HermesSandbox, Run, Path]) -> None:
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
 
     sandbox, run, canary = recorded
     canary.unlink(missing_ok=True)
@@ -166,7 +167,7 @@ def test_branch_live_with_allow_destructive_runs_real_tool(recorded: tuple[Herme
 def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox, Run, Path]) -> None:
     """Live from step 0: Hermes's own retry loop meets a 500; each attempt is a counted provider call and
     the failed one an error event of the new run."""
-    from replaykit.adapters.hermes.play import play
+    from replaykit.engines.hermes.engine import play
     from replaykit.testing.scripted_server import fail_first
 
     sandbox, run, canary = recorded
@@ -183,3 +184,49 @@ def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox
     new = RunStore(sandbox.store).load(result.run_id)
     assert [(e.status_code, e.error_type) for e in new.errors] == [(500, "server")]
     assert new.final_answer == "Done again."
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hermes"
+
+
+@pytest.mark.parametrize("mode", ["chat_completions", "codex_responses", "anthropic_messages"])
+def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) -> None:
+    """A real Hermes agent in the recording's own api mode: offline (every step served, no endpoint at all)
+    and a branch at the first tool result continued live against the scripted server in that API."""
+    from replaykit.engines.hermes.engine import play
+    from replaykit.testing.scripted_server import hermes_default_policy
+
+    if mode == "anthropic_messages":
+        pytest.importorskip("anthropic")
+    fixture = FIXTURES / ("tools_sequence.jsonl" if mode == "chat_completions" else f"{mode}.jsonl")
+    sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
+    store = RunStore(sandbox.store)
+    source = Run.load(fixture)
+    store.write_run(source.header, list(source.events))
+    run = store.load(source.run_id)
+    assert run.meta["api_mode"] == mode
+    before = hashlib.sha256(fixture.read_bytes()).hexdigest()
+
+    offline = play(run, PlayOptions(base_url="", model="", store=store, serve_only=True,
+                                    extra={"env": sandbox.env, "cwd": str(sandbox.cwd), "timeout": 300}))
+    counters = offline.counters
+    assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
+    assert counters.served_llm_steps == len(run.llm_calls()) and counters.served_tool_steps == len(run.tool_calls())
+    played = store.load(offline.run_id)
+    assert played.final_answer == run.final_answer and diff_runs(run, played).equal
+    assert hashlib.sha256(fixture.read_bytes()).hexdigest() == before
+
+    child = branch(store, run, 1, result="ECHO: EDITED")
+    with ScriptedServer(hermes_default_policy()) as srv:
+        result = play(child, _options(sandbox, srv.base_url))
+        paths = {r.path for r in srv.llm_requests}
+        bodies = [r.body for r in srv.llm_requests]
+    expected = {"chat_completions": "/v1/chat/completions", "codex_responses": "/v1/responses",
+                "anthropic_messages": "/v1/messages"}[mode]
+    assert paths == {expected}
+    assert result.counters.served_llm_steps == 1 and result.counters.served_tool_steps == 1
+    assert len(bodies) == result.counters.live_llm_steps >= 1
+    assert "ECHO: EDITED" in json.dumps(bodies[0])  # the edit reached the provider in that API's shape
+    new = store.load(result.run_id)
+    first = diff_runs(run, new).first
+    assert first is not None and (first.step, first.cause) == (1, "edit")

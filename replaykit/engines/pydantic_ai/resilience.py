@@ -136,7 +136,7 @@ def live_model_class() -> type:
             self.openai_client: Any = None
 
         async def request(self, messages: Any, model_settings: Any, model_request_parameters: Any) -> Any:
-            from replaykit.exporters.pydantic_ai_messages import (
+            from replaykit.engines.pydantic_ai.messages import (
                 from_pydantic_ai,
                 response_from_pydantic_ai,
                 response_to_pydantic_ai,

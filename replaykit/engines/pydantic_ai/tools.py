@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from replaykit.core.errors import BadInput
 from replaykit.core.ir import ToolSpec
-from replaykit.exporters import _pydantic_ai_compat as compat
+from replaykit.engines.pydantic_ai import compat
 
 UNAVAILABLE_MARKER = "[replaykit: tool not available]"
 

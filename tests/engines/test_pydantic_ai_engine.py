@@ -17,9 +17,9 @@ from replaykit.core.errors import ProviderError
 from replaykit.core.ir import LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore, write_run_file
-from replaykit.exporters.pydantic_ai_engine import play, play_run, replay
-from replaykit.exporters.pydantic_ai_messages import from_pydantic_ai, to_pydantic_ai
-from replaykit.exporters.pydantic_ai_tools import UNAVAILABLE_MARKER
+from replaykit.engines.pydantic_ai.engine import play, play_run, replay
+from replaykit.engines.pydantic_ai.messages import from_pydantic_ai, to_pydantic_ai
+from replaykit.engines.pydantic_ai.tools import UNAVAILABLE_MARKER
 from replaykit.testing.script import call, fault, text
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.exporters.pai_fixtures import FIXTURES, weather_run
@@ -291,7 +291,7 @@ def test_iteration_budget_ends_the_turn_with_one_grace_call(tmp_path: Path) -> N
 
 
 def test_a_grace_answer_that_still_calls_tools_ends_the_turn(tmp_path: Path) -> None:
-    from replaykit.exporters.pydantic_ai_engine import BUDGET_ANSWER
+    from replaykit.engines.pydantic_ai.engine import BUDGET_ANSWER
 
     result, bodies = _budget_play(tmp_path, [call("get_weather", {"city": "Paris"}),
                                              call("get_weather", {"city": "Rome"}), text("never asked")], budget=1)

@@ -22,8 +22,8 @@ from replaykit.core.ir import (
     ToolResultPart,
 )
 from replaykit.core.run import Run
-from replaykit.exporters.pydantic_ai_engine import replay
-from replaykit.exporters.pydantic_ai_messages import (
+from replaykit.engines.pydantic_ai.engine import replay
+from replaykit.engines.pydantic_ai.messages import (
     comparable,
     from_pydantic_ai,
     response_from_pydantic_ai,

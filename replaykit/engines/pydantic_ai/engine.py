@@ -38,16 +38,16 @@ from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
 from replaykit.core.resilience import IterationBudget
 from replaykit.core.run import Run
 from replaykit.core.tool_gate import gate
-from replaykit.exporters import _pydantic_ai_compat as compat
-from replaykit.exporters.pydantic_ai_messages import (
+from replaykit.engines.pydantic_ai import compat
+from replaykit.engines.pydantic_ai.messages import (
     Residue,
     from_pydantic_ai,
     response_from_pydantic_ai,
     response_to_pydantic_ai,
     to_pydantic_ai,
 )
-from replaykit.exporters.pydantic_ai_plan import Plan, Segment, build_plan
-from replaykit.exporters.pydantic_ai_tools import (
+from replaykit.engines.pydantic_ai.plan import Plan, Segment, build_plan
+from replaykit.engines.pydantic_ai.tools import (
     build_tools,
     implementation_for,
     load_tools_module,
@@ -187,7 +187,7 @@ class Driver:
                                   "exhausted (the grace call was used)")
         tools = self.plan.tools
         if state == "grace":
-            from replaykit.exporters.pydantic_ai_resilience import grace_request
+            from replaykit.engines.pydantic_ai.resilience import grace_request
 
             self.extra.grace_calls += 1
             messages, params = grace_request(messages, params)
@@ -465,7 +465,7 @@ def build_live_model(plan: Plan, options: PlayOptions, driver: Driver) -> Any:
     from pydantic_ai.providers.openai import OpenAIProvider
 
     from replaykit.core.resilience import ContinuationPolicy, RetryPolicy
-    from replaykit.exporters.pydantic_ai_resilience import LiveModel
+    from replaykit.engines.pydantic_ai.resilience import LiveModel
 
     # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
     client = AsyncOpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",

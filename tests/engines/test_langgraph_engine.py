@@ -17,11 +17,10 @@ pytest.importorskip("openai")
 from replaykit.core.ir import Provenance
 from replaykit.core.play import PlayOptions
 from replaykit.core.store import RunStore
-from replaykit.exporters import langgraph_engine
+from replaykit.engines.langgraph import engine as langgraph_engine
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 from replaykit.testing.scripted_server import ScriptedServer
-
-from .lg_fixtures import BUILDERS, weather_run
+from tests.exporters.lg_fixtures import BUILDERS, weather_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -2,7 +2,7 @@
 
 This module imports only the standard library, ``langchain_core`` and ``langgraph`` and nothing from
 replaykit: ``replaykit.exporters.langgraph_source`` embeds its source verbatim into the generated
-module, so the in-memory graph (``replaykit.exporters.langgraph_graph``) and the exported file run the
+module, so the in-memory graph (``replaykit.engines.langgraph.graph``) and the exported file run the
 very same code. Everything replaykit-specific (the live provider, the destructive-tool guard, real tool
 implementations) is plugged in through the ``live_model`` and ``live_tool`` hooks.
 

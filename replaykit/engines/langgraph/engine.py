@@ -1,6 +1,6 @@
 """``replaykit play RUN --engine langgraph``: the run's LangGraph graph, driven by the core cursor.
 
-The graph is the one ``replaykit.exporters.langgraph_graph`` builds (model node, ToolNode, the
+The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, ToolNode, the
 ``tools_condition`` loop), but both nodes ask the shared serve-then-live cursor
 (``replaykit.core.cursor.ReplayCursor``, set up by ``replaykit.core.play.start_play``) what to do:
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from replaykit.core import jsonsafe
 from replaykit.core.errors import ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
-from replaykit.exporters.langgraph_graph import _guard_check, record_of, runtime, sqlite_checkpointer
+from replaykit.engines.langgraph.graph import _guard_check, record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -47,7 +47,7 @@ class CursorModelNode:
                  params: JSON) -> None:
         self.rt = rt
         self.cursor = cursor
-        self.client = client  # replaykit.exporters.openai_engine's live model: retries, stale streams
+        self.client = client  # replaykit.core.live_model.LiveModel: retries, stale streams
         self.tools = tools
         self.model = model
         self.params = params
@@ -158,11 +158,11 @@ def play(run: Run, options: Any) -> Any:
     tools_offered = _first_tools(run) or specs or None
     extra = options.extra or {}
     try:
-        from replaykit.exporters.openai_engine import _DROP_PARAMS, _LiveModel
+        from replaykit.core.live_model import DROP_PARAMS, LiveModel
 
-        client = _LiveModel(options, session)
+        client = LiveModel(options, session)
         calls = run.llm_calls()
-        params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in _DROP_PARAMS}
+        params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in DROP_PARAMS}
         model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
         router = CursorToolRouter(rt, cursor, allow_destructive=options.allow_destructive,
                                   tool_impls=extra.get("tool_impls") or {}, policy=extra.get("guard_policy"))

@@ -4,7 +4,7 @@
     result = replay(run, checkpoint_db="cp.sqlite")      # every step a SqliteSaver checkpoint
     fork = fork_run(run, store=store, step=4, target="result", value="...", live=LiveEndpoint(...))
 
-The graph itself is built by ``replaykit.exporters.lg_runtime`` (shared verbatim with the exported
+The graph itself is built by ``replaykit.engines.langgraph.runtime`` (shared verbatim with the exported
 source); this module plugs replaykit in: the live provider (any OpenAI-compatible endpoint, encoded by
 the core codecs), the destructive-tool guard in front of every real tool execution, SQLite
 checkpointing, and recording a fork back into the store as a new run with lineage.
@@ -26,7 +26,7 @@ from replaykit.core.errors import BadInput, MissingExtra, ProviderError, Replayk
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
-    from replaykit.exporters import lg_runtime
+    from replaykit.engines.langgraph import runtime as lg_runtime
 
 JSON = dict[str, Any]
 ToolImpl = Callable[..., Any]
@@ -37,9 +37,9 @@ class LangGraphDesync(ReplaykitError):
 
 
 def runtime() -> Any:
-    """``replaykit.exporters.lg_runtime``, or MissingExtra when langgraph is not installed."""
+    """``replaykit.engines.langgraph.runtime``, or MissingExtra when langgraph is not installed."""
     try:
-        from replaykit.exporters import lg_runtime as rt
+        from replaykit.engines.langgraph import runtime as rt
     except ModuleNotFoundError as exc:
         name = exc.name or ""
         if name.split(".")[0] in ("langgraph", "langchain_core"):
@@ -424,7 +424,7 @@ def fork_run(run: Run, *, step: int, target: str, value: Any, checkpoint_db: str
     final = _final_answer(ir_messages)
     new_id = None
     if store is not None:
-        from replaykit.exporters.langgraph_record import record_fork
+        from replaykit.engines.langgraph.record import record_fork
 
         new_id = record_fork(run, store, step=step, target=target, value=value, call_id=call_id,
                              entries=entries, messages=ir_messages, final_answer=final, run_id=run_id,

@@ -15,96 +15,27 @@ the user names, handed to the client, and never written anywhere.
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from replaykit.core.codecs import assemble_stream, encode_request
 from replaykit.core.cursor import ReplayCursor
-from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import (
-    LLMResponse,
     Message,
     Provenance,
     TextPart,
     ToolCallPart,
     ToolResultPart,
-    ToolSpec,
 )
-from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
-from replaykit.core.resilience import (
-    GRACE_PROMPT,
-    Classified,
-    ContinuationPolicy,
-    GaveUp,
-    IterationBudget,
-    RetryPolicy,
-    continue_truncated,
-    is_truncated,
-    retry_call,
-    stale_guard,
-)
+from replaykit.core.live_model import DROP_PARAMS, LiveModel
+from replaykit.core.play import PlayOptions, PlayResult, start_play
+from replaykit.core.resilience import GRACE_PROMPT, GaveUp, IterationBudget
 from replaykit.core.run import Run
 
 ENGINE = "openai"
-_DROP_PARAMS = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
 
 
 def unavailable_text(name: str) -> str:
     return (f"[replaykit] tool `{name}` is not available in replay: this call was not in the recording, "
             "and the openai engine does not execute tools.")
-
-
-class _LiveModel:
-    """One OpenAI-compatible endpoint, called through the core resilience pieces."""
-
-    def __init__(self, options: PlayOptions, session: PlaySession) -> None:
-        try:
-            import openai
-        except ImportError as exc:
-            raise MissingExtra("openai", "openai") from exc
-        self.options = options
-        self.session = session
-        # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
-        # A silent stream is caught by ``stale_guard`` (the client's HTTP library differs across openai
-        # majors, so no transport-specific timeout object is built here).
-        self.client = openai.OpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",
-                                    max_retries=0, timeout=options.request_timeout)
-        self.policy = RetryPolicy(max_attempts=options.max_attempts,
-                                  base_delay=float(options.extra.get("retry_base_delay", 0.5)),
-                                  max_delay=float(options.extra.get("retry_max_delay", 20.0)))
-        self.continuation = ContinuationPolicy(int(options.extra.get("max_continuations", 3)))
-
-    def _once(self, body: dict[str, Any]) -> LLMResponse:
-        # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
-        # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
-        rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
-        rest.setdefault("stream_options", {"include_usage": True})
-        stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
-                                                     extra_body=rest)
-        try:
-            chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout)]
-        finally:
-            stream.close()
-        return assemble_stream("openai-chat", chunks)
-
-    def complete(self, messages: list[Message], tools: list[ToolSpec] | None, params: dict[str, Any]) -> LLMResponse:
-        cursor = self.session.cursor
-        recorder = self.session.recorder
-
-        def call(history: list[Message]) -> LLMResponse:
-            body = encode_request("openai-chat", history, tools, {**params, "model": self.options.model}).body
-
-            def on_error(error: Classified, attempt: int, wait: float | None) -> None:
-                recorder.llm_error(None, message=error.describe(), error_type=error.kind,
-                                   status_code=error.status_code, retryable=wait is not None, attempt=attempt,
-                                   provenance=Provenance.LIVE)
-
-            return retry_call(lambda: self._once(body), self.policy,
-                              on_attempt=lambda _n: cursor.note_provider_call(), on_error=on_error)
-
-        response = call(messages)
-        if is_truncated(response):
-            response = continue_truncated(messages, response, call, self.continuation)
-        return response
 
 
 def _tool_message(call: ToolCallPart, content: str, is_error: bool) -> Message:
@@ -140,11 +71,11 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     first = llm_calls[0]
     messages = run.request_messages(first)
     tools = run.request_tools(first.request)
-    params = {k: v for k, v in first.request.params.items() if k not in _DROP_PARAMS}
+    params = {k: v for k, v in first.request.params.items() if k not in DROP_PARAMS}
     session = start_play(run, options, engine=ENGINE)
     cursor = session.cursor
     recorder = session.recorder
-    model: _LiveModel | None = None
+    model: LiveModel | None = None
     turns = cursor.user_turns()
     already = sum(1 for m in messages if m.role == "user")
     pending_turns = turns[already:] if already <= len(turns) else []
@@ -170,7 +101,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                 response = decision.response
             else:
                 if model is None:
-                    model = _LiveModel(options, session)
+                    model = LiveModel(options, session)
                 started = time.monotonic()
                 response = model.complete(messages, tools, call_params)
                 cursor.live_llm(messages, response, tools, model=options.model, params=call_params,

@@ -25,7 +25,7 @@ from replaykit.core.store import new_run_id, utc_now_iso
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
-    from replaykit.exporters.langgraph_graph import LiveEndpoint
+    from replaykit.engines.langgraph.graph import LiveEndpoint
 
 JSON = dict[str, Any]
 

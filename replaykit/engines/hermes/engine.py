@@ -1,6 +1,6 @@
 """``replaykit play RUN --engine hermes``: a fresh, real Hermes agent replays the run in its own process.
 
-The parent (this module) writes a spec and starts ``python -m replaykit.adapters.hermes.play_driver`` with
+The parent (this module) writes a spec and starts ``python -m replaykit.engines.hermes.driver`` with
 the user's environment (``$HERMES_HOME`` included; Hermes reads it at import time, so it must be a new
 process). Inside, the driver registers ``llm_execution`` / ``tool_execution`` middleware in-process that
 ask the core ``ReplayCursor``: served steps return the recorded ChatCompletion / tool result without
@@ -54,10 +54,13 @@ def _source_path(run: Run, options: PlayOptions, tmp: Path) -> Path:
 
 
 def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
+    from replaykit.adapters.hermes.wire import API_OF_MODE
+
     meta = run.meta
-    api_mode = str(meta.get("api_mode") or "chat_completions")
-    if api_mode != "chat_completions":
-        raise BadInput(f"--engine hermes replays chat_completions runs; run {run.run_id} used api mode {api_mode!r}")
+    api_mode = str(meta.get("api_mode") or _mode_of_api(run))
+    if api_mode not in API_OF_MODE:
+        raise BadInput(f"--engine hermes plays runs made in the api modes {', '.join(API_OF_MODE)}; "
+                       f"run {run.run_id} used {api_mode!r}")
     toolsets = options.extra.get("toolsets") or meta.get("toolsets")
     if not toolsets:
         raise BadInput(f"run {run.run_id} does not name its Hermes toolsets; pass them in PlayOptions.extra['toolsets']")
@@ -76,10 +79,28 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "request_timeout": options.request_timeout,
         "toolsets": list(toolsets),
         "platform": str(meta.get("platform") or "cli"),
+        "api_mode": api_mode,
     }
 
 
+def _mode_of_api(run: Run) -> str:
+    """A run recorded outside Hermes: the Hermes api mode that speaks its provider API."""
+    from replaykit.adapters.hermes.wire import API_OF_MODE
+
+    calls = run.llm_calls()
+    api = calls[0].request.api if calls else "openai-chat"
+    api = "anthropic-messages" if api == "anthropic" else api
+    return next((mode for mode, mode_api in API_OF_MODE.items() if mode_api == api), api)
+
+
+#: where an offline play points Hermes: nothing listens there, and nothing is ever sent (serve_only)
+OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
+
+
 def play(run: Run, options: PlayOptions) -> PlayResult:
+    if options.serve_only:
+        options.base_url = options.base_url or OFFLINE_BASE_URL
+        options.model = options.model or (run.header.model or "replaykit-offline")
     options.safe_base_url()
     options.api_key()  # fail early (one line) when the named variable is unset; the child reads it itself
     python = _python(options)
@@ -97,7 +118,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             env["HERMES_STREAM_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
             env["HERMES_API_CALL_STALE_TIMEOUT"] = f"{options.stale_timeout:g}"
         timeout = float(options.extra.get("timeout", 900))
-        proc = subprocess.run([python, "-m", "replaykit.adapters.hermes.play_driver", str(spec_path), str(out_path)],
+        proc = subprocess.run([python, "-m", "replaykit.engines.hermes.driver", str(spec_path), str(out_path)],
                               env=env, capture_output=True, text=True, timeout=timeout,
                               cwd=options.extra.get("cwd") or os.getcwd(), stdin=subprocess.DEVNULL)
         if not out_path.is_file():

@@ -18,7 +18,7 @@ from replaykit.core.errors import ReplaykitError
 from replaykit.core.ir import Provenance
 from replaykit.core.play import PlayOptions
 from replaykit.core.store import RunStore
-from replaykit.exporters.openai_engine import play
+from replaykit.engines.openai import play
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, ToolCall, fault, sequence_policy, text
 from replaykit.testing.scripted_server import ScriptedServer

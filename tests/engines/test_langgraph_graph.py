@@ -16,11 +16,10 @@ pytest.importorskip("langgraph.checkpoint.sqlite")
 from replaykit.core.ir import Provenance, ToolCallEvent
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.exporters import langgraph_graph as lg
+from replaykit.engines.langgraph import graph as lg
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 from replaykit.testing.scripted_server import ScriptedServer
-
-from .lg_fixtures import BUILDERS, hermes_traces, weather_run
+from tests.exporters.lg_fixtures import BUILDERS, hermes_traces, weather_run
 
 
 def _dump(messages: list[Any]) -> list[dict[str, Any]]:

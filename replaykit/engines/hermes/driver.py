@@ -1,8 +1,8 @@
-"""The process side of ``--engine hermes`` (started by ``replaykit.adapters.hermes.play``; never imported by
+"""The process side of ``--engine hermes`` (started by ``replaykit.engines.hermes.engine``; never imported by
 a process that has not set ``HERMES_HOME``): a real ``AIAgent`` whose LLM and tool executions go through
 replaykit middleware registered in-process.
 
-``python -m replaykit.adapters.hermes.play_driver SPEC.json OUT.json``
+``python -m replaykit.engines.hermes.driver SPEC.json OUT.json``
 """
 
 from __future__ import annotations
@@ -15,46 +15,48 @@ from typing import Any
 
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
-from replaykit.core.codecs import decode_request, encode_response
+from replaykit.core.codecs import decode_request
 from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.ir import LLMResponse, Message, Provenance
+from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
 from replaykit.core.play import PlayOptions, PlaySession, start_play
 from replaykit.core.recorder import Recorder
 from replaykit.core.resilience import classify
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.core.tool_gate import gate
+from replaykit.engines.hermes.served import served_response
 
-API = "openai-chat"
-_FINISH = {"stop", "length", "tool_calls", "content_filter", "function_call"}
+STAND_IN_TOOLSET = "replaykit_recorded"
+
+#: the system prompt's key in each api's request kwargs (chat keeps it as messages[0])
+_SYSTEM_KEY = {"openai-responses": "instructions", "anthropic-messages": "system"}
 
 
-def completion_from_ir(response: LLMResponse, model: str | None, index: int) -> Any:
-    """The recorded answer as the ``ChatCompletion`` Hermes's chat loop consumes."""
-    from openai.types.chat import ChatCompletion
-
-    body = encode_response(API, response).body
-    body["object"] = "chat.completion"
-    body.setdefault("id", f"replaykit-served-{index}")
-    body.setdefault("created", 0)
-    body["model"] = body.get("model") or model or "replaykit"
-    choice = body["choices"][0]
-    choice.setdefault("index", 0)
-    if choice.get("finish_reason") not in _FINISH:
-        choice["finish_reason"] = "tool_calls" if response.message.tool_calls else "stop"
-    body.pop("usage", None)  # recorded usage may carry provider-specific details; not needed to replay
-    try:
-        return ChatCompletion.model_validate(body)
-    except Exception:
-        return ChatCompletion.model_construct(**body)
+def pin_system(api: str, request: dict[str, Any], recorded: str) -> dict[str, Any] | None:
+    """``request`` with the recorded system prompt in place of Hermes's fresh one; None when equal."""
+    if api == "openai-chat":
+        messages = request.get("messages")
+        if not (isinstance(messages, list) and messages and isinstance(messages[0], dict)
+                and messages[0].get("role") == "system" and messages[0].get("content") != recorded):
+            return None
+        return {**request, "messages": [{**messages[0], "content": recorded}, *messages[1:]]}
+    key = _SYSTEM_KEY[api]
+    current = request.get(key)
+    if isinstance(current, str):
+        return None if current == recorded else {**request, key: recorded}
+    if (isinstance(current, list) and len(current) == 1 and isinstance(current[0], dict)
+            and current[0].get("type") == "text"):  # Anthropic's system as one text block
+        return None if current[0].get("text") == recorded else {**request, key: [{**current[0], "text": recorded}]}
+    return None
 
 
 class PlayMiddleware:
     """The two execution middlewares (and the system-prompt pin) around one cursor."""
 
-    def __init__(self, session: PlaySession, recorded_system: str | None) -> None:
+    def __init__(self, session: PlaySession, recorded_system: str | None, api: str) -> None:
         self.session = session
+        self.api = api
         self.cursor: ReplayCursor = session.cursor
         self.recorder: Recorder = session.recorder
         self.options = session.options
@@ -68,26 +70,33 @@ class PlayMiddleware:
         request = kw.get("request")
         if not self.recorded_system or not isinstance(request, dict):
             return None
-        messages = request.get("messages")
-        if not (isinstance(messages, list) and messages and isinstance(messages[0], dict)
-                and messages[0].get("role") == "system" and messages[0].get("content") != self.recorded_system):
+        pinned = pin_system(self.api, request, self.recorded_system)
+        if pinned is None:
             return None
-        pinned = [{**messages[0], "content": self.recorded_system}, *messages[1:]]
-        return {"request": {**request, "messages": pinned}, "source": "replaykit", "reason": "recorded system prompt"}
+        return {"request": pinned, "source": "replaykit", "reason": "recorded system prompt"}
 
     def llm_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
         request = kw.get("request") or {}
-        model, raw_tools, params, _sdk = wire.split_request(API, request)
-        body: dict[str, Any] = {"messages": request.get("messages") or []}
+        model, raw_tools, params, _sdk = wire.split_request(self.api, request)
+        body: dict[str, Any] = {key: request[key] for key in wire.conversation_keys(self.api) if key in request}
         if isinstance(raw_tools, list) and raw_tools:
             body["tools"] = raw_tools
-        decoded = decode_request(API, body)  # the shared codec, as the recorder uses
+        decoded = decode_request(self.api, body)  # the shared codec, as the recorder uses
         messages, tools = decoded.messages, decoded.tools
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1
-            return completion_from_ir(decision.response, model, self._served)
+            return served_response(self.api, decision.response, model, self._served)
+        if self.options.serve_only:
+            # Offline: nothing is ever sent (Hermes would skip a middleware that raises and call the
+            # provider itself). The cursor has recorded the desync; the turn ends with a synthetic answer.
+            text = f"[replaykit] offline play: the record holds no answer to this request ({decision.reason})"
+            response = LLMResponse(message=Message(role="assistant", parts=[TextPart(text=text)]),
+                                   finish_reason="stop")
+            self.cursor.live_llm(messages, response, tools, model=model, params=params,
+                                 provenance=Provenance.SYNTHETIC, duration=0.0)
+            return served_response(self.api, response, model, self._served)
         self.cursor.note_provider_call()
         started = time.perf_counter()
         try:
@@ -99,7 +108,7 @@ class PlayMiddleware:
                                     status_code=error.status_code if error else None,
                                     retryable=error.retryable if error else False, provenance=Provenance.LIVE)
             raise
-        response = response_to_ir(API, result)
+        response = response_to_ir(self.api, result)
         self.cursor.live_llm(messages, response, tools, model=model, params=params,
                              duration=round(time.perf_counter() - started, 6))
         return result
@@ -120,6 +129,11 @@ class PlayMiddleware:
             if decision.action == "serve" and decision.event is not None:
                 event = decision.event
                 return event.result if event.result is not None else (event.error or "")
+            if self.options.serve_only:  # offline: a tool the record does not hold here never runs
+                text = f"[replaykit] tool `{name}` was not executed: offline play serves recorded results only"
+                self.cursor.live_tool(call_id, name, args, result=text, status="unavailable", executed=False,
+                                      provenance=Provenance.SYNTHETIC)
+                return text
             verdict = gate(name, args, self.options.allow_destructive, store=self.options.store.root)
             if not verdict.run:
                 text = verdict.result_text or "[replaykit] not executed"
@@ -160,6 +174,33 @@ def _turns(run: Run, cursor: ReplayCursor) -> list[Message]:
     return users[-1:]
 
 
+def register_stand_ins(run: Run, cursor: ReplayCursor) -> list[str]:
+    """Register every tool the recording declared that this Hermes lacks (a harness's or another framework's
+    tools) as a stand-in under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
+    ``tool_execution`` middleware: served calls get the recorded result; a live call that the middleware lets
+    through gets the recorded result of the same call, else an explicit "not available" text."""
+    from tools.registry import registry
+
+    calls = run.llm_calls()
+    specs = run.request_tools(calls[0].request) if calls else []
+    added: list[str] = []
+    for spec in specs or []:
+        if registry.get_entry(spec.name) is not None:
+            continue
+
+        def stand_in(args: dict[str, Any], _name: str = spec.name, **_kw: Any) -> str:
+            recorded = cursor.recorded_tool(_name, args)
+            if recorded is not None and recorded.result is not None:
+                return recorded.result
+            return f"[replaykit] tool `{_name}` is not available in this Hermes: it was not in the recording here"
+
+        schema = {"name": spec.name, "description": spec.description or "",
+                  "parameters": spec.parameters or {"type": "object", "properties": {}}}
+        registry.register(spec.name, STAND_IN_TOOLSET, schema, stand_in, description=spec.description or "")
+        added.append(spec.name)
+    return added
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     import run_agent  # plugin discovery happens here (the recording plugin is disabled by env)
     from hermes_cli import __version__ as hermes_version
@@ -174,16 +215,20 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     )
     session = start_play(source, options, engine="hermes", framework_version=hermes_version)
     cursor = session.cursor
-    middleware = PlayMiddleware(session, _recorded_system(source))
+    api = wire.API_OF_MODE[spec["api_mode"]]
+    middleware = PlayMiddleware(session, _recorded_system(source), api)
     ctx = PluginContext(PluginManifest(name="replaykit-play", source="inproc"), get_plugin_manager())
     ctx.register_middleware("llm_request", middleware.llm_request)
     ctx.register_middleware("llm_execution", middleware.llm_execution)
     ctx.register_middleware("tool_execution", middleware.tool_execution)
+    toolsets = list(spec["toolsets"])
+    if register_stand_ins(source, cursor):
+        toolsets.append(STAND_IN_TOOLSET)
     agent = run_agent.AIAgent(
         base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key", provider="custom",
-        model=options.model, enabled_toolsets=list(spec["toolsets"]), quiet_mode=True, skip_context_files=True,
+        model=options.model, enabled_toolsets=toolsets, quiet_mode=True, skip_context_files=True,
         skip_memory=True, platform=spec.get("platform") or "cli", max_iterations=options.max_iterations,
-        tool_delay=0.0,
+        tool_delay=0.0, api_mode=spec["api_mode"],
     )
     history: list[dict[str, Any]] | None = None
     final: str | None = None
@@ -209,7 +254,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m replaykit.adapters.hermes.play_driver SPEC.json OUT.json", file=sys.stderr)
+        print("usage: python -m replaykit.engines.hermes.driver SPEC.json OUT.json", file=sys.stderr)
         return 2
     with open(argv[0], encoding="utf-8") as handle:
         spec = json.load(handle)

@@ -43,7 +43,7 @@ from replaykit.core.ir import (
     ToolResultPart,
     Usage,
 )
-from replaykit.exporters import _pydantic_ai_compat as compat
+from replaykit.engines.pydantic_ai import compat
 
 PAI_FORMAT = "pydantic-ai"
 PART_KEY = "pydantic_ai_part"  # IR provider_details key holding a PydanticAI part the IR cannot type

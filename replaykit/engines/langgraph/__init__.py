@@ -1,0 +1,1 @@
+"""``play --engine langgraph``: the run as a compiled LangGraph StateGraph (``graph``, ``runtime``, ``engine``)."""
