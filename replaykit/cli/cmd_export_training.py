@@ -34,6 +34,7 @@ def export_training(args: argparse.Namespace) -> int:
         args.format,
         redact=not getattr(args, "no_redact", False),
         mode=getattr(args, "mode", None) or "ner",
+        fail_closed=getattr(args, "fail_closed", False),
         preference_chosen=getattr(args, "preference_chosen", None),
         store=store,
         overwrite=getattr(args, "force", False),

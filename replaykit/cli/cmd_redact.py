@@ -21,6 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--allow", metavar="TERM", action="append", default=[],
                         help="a term never to redact (repeatable)")
     parser.add_argument("--all", action="store_true", help="redact every run in the store")
+    parser.add_argument("--fail-closed", action="store_true",
+                        help="replace a string that cannot be analysed (over 1M characters, undecodable) whole")
     parser.add_argument("--workers", type=int, default=None, help="processes for several runs (default: cores)")
     add_store(parser)
     add_json(parser)
@@ -45,14 +47,17 @@ def handle(args: argparse.Namespace) -> int:
         out = Path(args.output).expanduser()
         if out.exists():
             raise BadInput(f"{out} exists; refusing to overwrite")
-        results = [redact_trace_file(sources[0], out, args.mode, allow_list=args.allow, run_id=new_run_id("redacted"))]
+        results = [redact_trace_file(sources[0], out, args.mode, allow_list=args.allow, run_id=new_run_id("redacted"),
+                                     fail_closed=args.fail_closed)]
     elif len(sources) == 1:
         store.ensure()
         rid = new_run_id("redacted")
-        results = [redact_trace_file(sources[0], store.path_for(rid), args.mode, allow_list=args.allow, run_id=rid)]
+        results = [redact_trace_file(sources[0], store.path_for(rid), args.mode, allow_list=args.allow, run_id=rid,
+                                     fail_closed=args.fail_closed)]
     else:
         store.ensure()
-        results = redact_corpus(sources, store.root, args.mode, allow_list=args.allow, workers=args.workers)
+        results = redact_corpus(sources, store.root, args.mode, allow_list=args.allow, workers=args.workers,
+                                fail_closed=args.fail_closed)
     if args.json:
         docs = [{**r.to_json(), "mode": args.mode} for r in results]
         print_json(docs[0] if len(docs) == 1 else {"runs": docs, "run_id": [d["run_id"] for d in docs]})

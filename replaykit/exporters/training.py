@@ -153,7 +153,9 @@ class TrainingExportSummary:
 def _redacted(runs: list[Run], mode: str) -> list[Run]:
     from replaykit.core.redaction import Redactor, redact_run
 
-    redactor = Redactor(mode=mode)  # type: ignore[arg-type]
+    # "ner+fail-closed": the mode travels to worker processes as one string (see export_training)
+    mode, _, policy = mode.partition("+")
+    redactor = Redactor(mode=mode, fail_closed=policy == "fail-closed")  # type: ignore[arg-type]
     return [redact_run(r, mode, redactor=redactor) for r in runs]
 
 
@@ -164,6 +166,7 @@ def export_training(
     *,
     redact: bool = True,
     mode: str = "ner",
+    fail_closed: bool = False,
     preference_chosen: str | None = None,
     store: RunStore | None = None,
     overwrite: bool = False,
@@ -192,7 +195,7 @@ def export_training(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle, ProgressBar(total, "exporting", show=progress) as advance:
-            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary,
+            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary, fail_closed,
                                            workers=workers, total=total):
                 problems = validate_record(record, fmt)
                 if problems:
@@ -242,12 +245,14 @@ def _records(
     preference_chosen: str | None,
     store: RunStore | None,
     summary: TrainingExportSummary,
+    fail_closed: bool = False,
     *,
     workers: int | None = None,
     total: int | None = None,
 ) -> Iterator[tuple[dict[str, Any], str]]:
     store_root = str(store.root) if store is not None else None
-    jobs = ((str(src), fmt, redact, mode, preference_chosen, store_root) for src in sources)
+    jobs = ((str(src), fmt, redact, mode + ("+fail-closed" if fail_closed else ""), preference_chosen, store_root)
+            for src in sources)
     if workers is None:
         workers = (os.cpu_count() or 1) if (total or 0) >= 8 else 1
     outcomes = map(_one, jobs) if workers <= 1 else _parallel(jobs, workers)

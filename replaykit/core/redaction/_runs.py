@@ -36,6 +36,7 @@ def redact_run(
     allow_list: Sequence[str] = (),
     run_id: str | None = None,
     redactor: Redactor | None = None,
+    fail_closed: bool = False,
 ) -> Run:
     """A redacted copy of ``run`` as a new Run (new id, lineage ``redaction``); ``run`` is untouched.
 
@@ -44,7 +45,7 @@ def redact_run(
     from replaykit.core.run import Run
 
     if redactor is None:
-        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list, fail_closed=fail_closed)
     fixer = FingerprintFixer()
     events = [fixer(o, n) for o, n in zip(run.events, redact_events(run.events, redactor), strict=True)]
     header = redact_header(run.header, redactor, new_run_id=run_id or new_run_id("redacted"), mode=mode)
@@ -72,10 +73,11 @@ class RedactionResult:
 
 
 def iter_redacted(
-    src: Path, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None
+    src: Path, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None,
+    fail_closed: bool = False,
 ) -> tuple[RunHeader, Iterator[Event], Redactor]:
     """Stream a trace file's redacted header and events (events are read lazily, window by window)."""
-    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list, fail_closed=fail_closed)
     lines = iter_trace(src)
     header = next(lines)
     assert isinstance(header, RunHeader)
@@ -104,9 +106,11 @@ def redact_trace_file(
     *,
     allow_list: Sequence[str] = (),
     run_id: str | None = None,
+    fail_closed: bool = False,
 ) -> RedactionResult:
     """Redact the trace at ``src`` into a new trace file ``dst`` (must not exist), streaming."""
-    header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id)
+    header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id,
+                                             fail_closed=fail_closed)
     if dst.exists():
         raise RedactionError(f"refusing to overwrite {dst}")
     if not dst.parent.exists():
@@ -126,14 +130,15 @@ def redact_trace_file(
     )
 
 
-def _redact_into_store(job: tuple[str, str, str, tuple[str, ...]]) -> RedactionResult:
-    src, store_root, mode, allow = job
+def _redact_into_store(job: tuple[str, str, str, tuple[str, ...], bool]) -> RedactionResult:
+    src, store_root, mode, allow, fail_closed = job
     from replaykit.core.store import RunStore
 
     store = RunStore(store_root)
     store.ensure()
     rid = new_run_id("redacted")
-    return redact_trace_file(Path(src), store.path_for(rid), mode, allow_list=allow, run_id=rid)
+    return redact_trace_file(Path(src), store.path_for(rid), mode, allow_list=allow, run_id=rid,
+                             fail_closed=fail_closed)
 
 
 def redact_corpus(
@@ -144,10 +149,11 @@ def redact_corpus(
     allow_list: Sequence[str] = (),
     workers: int | None = None,
     progress: bool | None = None,
+    fail_closed: bool = False,
 ) -> list[RedactionResult]:
     """Redact many trace files into the store, one process per core (each loads its own engine)."""
     _check_mode(mode)
-    jobs = [(str(p), str(store_root), mode, tuple(allow_list)) for p in sources]
+    jobs = [(str(p), str(store_root), mode, tuple(allow_list), fail_closed) for p in sources]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     results: list[RedactionResult | None] = [None] * len(jobs)
     with ProgressBar(len(jobs), "redacting", show=progress) as advance:
