@@ -48,6 +48,7 @@ _VERBS = r"(?:lives|lived|said|says|asked|asks|wants|wanted|is|was|has|had|will|
 _LATIN_WORD = r"[A-Za-zÀ-ÖØ-öø-ÿĀ-žƀ-ɏḀ-ỿ'’-]{2,}"
 # A look-ahead so that matches overlap: "customer maria gonzalez" must try "maria gonzalez" too.
 _LATIN_PAIR = re.compile(r"(?<![\w@.])(?=(" + _LATIN_WORD + r")\s+(" + _LATIN_WORD + r")(?:\s+(" + _LATIN_WORD + r"))?)")
+_VERB_GATE = re.compile(r"\b" + _VERBS + r"\b")
 _SINGLE = re.compile(r"(?<![\w@.])([A-ZÀ-Ö][a-zß-öø-ÿ]{2,})(?=\s+" + _VERBS + r"\b)")
 _VIET = re.compile(r"\b(?:Nguy[eễ]n|Tr[aầ]n|L[eê]|Ph[aạ]m|Ho[aà]ng|Hu[yỳ]nh|V[oõ]|Đặng|B[uù]i|Đỗ)"
                    r"(?:\s+[A-ZĐ][a-zà-ỹ]+){1,3}\b")
@@ -71,9 +72,15 @@ _HI_CUE = re.compile(r"(?:ग्राहक|श्री|श्रीमती|
 Found = list[tuple[int, int, float]]
 
 
+_FIRST = re.compile(r"(?<![\w@.])(?i:" + "|".join(sorted(FIRST_NAMES, key=len, reverse=True)) + r")(?!\w)")
+
+
 def _latin(text: str) -> Found:
     out: Found = []
-    for m in _LATIN_PAIR.finditer(text):
+    for hit in _FIRST.finditer(text):  # the regex engine finds given names; pairs are tried only there
+        m = _LATIN_PAIR.match(text, hit.start())
+        if m is None:
+            continue
         first, second, third = m.group(1), m.group(2), m.group(3)
         if first.casefold() not in FIRST_NAMES or second.casefold() in _NOT_SURNAME:
             continue
@@ -89,7 +96,7 @@ def _latin(text: str) -> Found:
 
 def _single(text: str) -> Found:
     out: Found = []
-    for m in _SINGLE.finditer(text):
+    for m in _SINGLE.finditer(text) if _VERB_GATE.search(text) else ():
         if m.group(1).casefold() in FIRST_NAMES:
             out.append((m.start(1), m.end(1), 0.6))
     return out
