@@ -8,8 +8,9 @@ Training-data formats take several runs (or ``--all``) and are handled by
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from replaykit.cli._common import add_json, add_store, console, load_run, print_json
+from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
 from replaykit.exporters import FORMATS, TRAINING_FORMATS
 
 
@@ -26,6 +27,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="training formats: replace a string that cannot be analysed whole")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
+    parser.add_argument("--parquet", action="store_true",
+                        help="training formats: write Parquet (plus a dataset card PATH.md) instead of JSONL")
+    parser.add_argument("--include-content", action="store_true",
+                        help="otel: write message content, tool arguments and results (opt-in by the conventions)")
+    parser.add_argument("--otlp-endpoint", metavar="URL", default=None,
+                        help="otel: also send the spans to this OTLP/HTTP collector")
+    parser.add_argument("--atif-version", choices=("1.7", "1.8"), default=None,
+                        help="atif: the ATIF version to write (default 1.8)")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -38,12 +47,32 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.format in TRAINING_FORMATS:
         return export_training(args)
+    if args.parquet:
+        raise BadInput("--parquet applies to the training formats (openai-jsonl, sharegpt, trl)")
     if len(args.runs) != 1 or args.all:
         raise BadInput(f"--format {args.format} exports exactly one RUN")
     run = load_run(args, args.runs[0])
-    document = export(run, args.format, args.output, force=args.force)
+    document = export(run, args.format, args.output, force=args.force, **_interop_options(args))
     if args.json:
         print_json(document)
     else:
         console().print(f"exported {run.run_id} as {args.format} -> {document['path']}")
     return 0
+
+
+def _interop_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Options of the interchange formats: subagent runs from the store, and the otel flags."""
+    from replaykit.core.errors import BadInput
+
+    if args.format != "otel" and (args.include_content or args.otlp_endpoint):
+        raise BadInput("--include-content and --otlp-endpoint apply to --format otel")
+    if args.format != "atif" and args.atif_version:
+        raise BadInput("--atif-version applies to --format atif")
+    if args.format not in ("atif", "otel"):
+        return {}
+    options: dict[str, Any] = {"children": open_store(args).load}  # subagent runs, from the same store
+    if args.format == "otel":
+        options.update(include_content=args.include_content, otlp_endpoint=args.otlp_endpoint)
+    elif args.atif_version:
+        options["version"] = args.atif_version
+    return options

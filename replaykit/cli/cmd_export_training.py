@@ -28,20 +28,22 @@ def export_training(args: argparse.Namespace) -> int:
         sources = [store.resolve(ref) for ref in runs]
     if not sources:
         raise BadInput("give at least one RUN (or --all with a non-empty store)")
-    summary = run_export(
-        sources,
-        Path(args.output).expanduser(),
-        args.format,
-        redact=not getattr(args, "no_redact", False),
-        mode=getattr(args, "mode", None) or "ner",
-        fail_closed=getattr(args, "fail_closed", False),
-        preference_chosen=getattr(args, "preference_chosen", None),
-        store=store,
-        overwrite=getattr(args, "force", False),
-        total=len(sources),
-    )
+    options = {"redact": not getattr(args, "no_redact", False), "mode": getattr(args, "mode", None) or "ner",
+               "fail_closed": getattr(args, "fail_closed", False),
+               "preference_chosen": getattr(args, "preference_chosen", None), "store": store,
+               "overwrite": getattr(args, "force", False), "total": len(sources)}
+    card = None
+    if getattr(args, "parquet", False):
+        from replaykit.exporters.training_parquet import export_training_parquet
+
+        summary, card = export_training_parquet(sources, Path(args.output).expanduser(), args.format, **options)
+    else:
+        summary = run_export(sources, Path(args.output).expanduser(), args.format, **options)
     if getattr(args, "json", False):
-        print_json(summary.to_json())
+        document = summary.to_json()
+        if card is not None:
+            document.update(parquet=True, card=str(card))
+        print_json(document)
     else:
         skipped = ", ".join(f"{n} {why}" for why, n in summary.skipped.items()) or "none"
         red = f"redacted ({summary.mode})" if summary.redacted else "NOT redacted"

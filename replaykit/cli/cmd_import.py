@@ -33,8 +33,8 @@ def handle(args: argparse.Namespace) -> int:
         written.append({"run_id": item.header.run_id, "path": str(store.path_for(item.header.run_id)),
                         "events": len(item.events), "warnings": item.warnings})
     if args.json:
-        document: dict[str, Any] = {"runs": written}
-        if len(written) == 1:
+        document: dict[str, Any] = {"runs": written, "run_ids": [w["run_id"] for w in written]}
+        if len(written) == 1 or _parent_of_the_rest(imported):  # a trajectory and its subagent runs
             document["run_id"] = written[0]["run_id"]
         print_json(document)
         return 0
@@ -44,3 +44,11 @@ def handle(args: argparse.Namespace) -> int:
         for warning in entry["warnings"]:
             out.print(f"  note: {warning}")
     return 0
+
+
+def _parent_of_the_rest(imported: list[Any]) -> bool:
+    """True when every run after the first descends (as a subagent) from a run of this import."""
+    ids = {item.header.run_id for item in imported}
+    return len(imported) > 1 and imported[0].header.lineage is None and all(
+        item.header.lineage is not None and item.header.lineage.relation == "subagent"
+        and item.header.lineage.parent_run_id in ids for item in imported[1:])

@@ -10,8 +10,8 @@ from pathlib import Path
 from replaykit.core.errors import BadInput
 
 
-def write_private(path: str | os.PathLike[str], text: str, *, mode: int = 0o600) -> None:
-    """Write ``text`` to ``path`` atomically with ``mode``; a reader never sees a half-written file."""
+def write_private(path: str | os.PathLike[str], text: str | bytes, *, mode: int = 0o600) -> None:
+    """Write ``text`` (or bytes) to ``path`` atomically with ``mode``; a reader never sees a half-written file."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():
@@ -20,8 +20,9 @@ def write_private(path: str | os.PathLike[str], text: str, *, mode: int = 0o600)
         raise BadInput(f"{path} is a directory")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)

@@ -385,6 +385,21 @@ class Recorder:
                     self._last_request_id = event.id
                     break
 
+    def resume(self, events: Sequence[Event], last_request: tuple[str, Sequence[Message]] | None) -> None:
+        """Continue an existing run (appending to its file): number after ``events``, keep time going
+        from the last event's offset, know its tool sets, and delta-encode the next request against
+        ``last_request`` (the id and messages of its last request). Nothing is re-emitted."""
+        with self._lock:
+            for event in events:
+                self._seq = max(self._seq, event.seq + 1)
+                if isinstance(event, ToolsEvent):
+                    self._declared_tools[event.hash] = event.hash
+            if events:
+                self._t0 = self._clock() - max(e.t for e in events)
+            if last_request is not None:
+                self._last_request_id, messages = last_request
+                self._last_messages = list(messages)
+
     def set_last_request(self, event_id: str, messages: Sequence[Message]) -> None:
         """Tell the delta encoder which request later ones extend (after ``copy_events``)."""
         with self._lock:

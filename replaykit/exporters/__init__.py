@@ -35,6 +35,8 @@ FORMATS: dict[str, ExportFormat] = {
         ExportFormat("langgraph", "replaykit.exporters.langgraph_source", "langgraph", python=True),
         ExportFormat("pydantic-ai", "replaykit.exporters.pydantic_ai_source", "pydantic-ai", python=True),
         ExportFormat("html", "replaykit.exporters.html_report"),
+        ExportFormat("atif", "replaykit.exporters.atif", "atif"),
+        ExportFormat("otel", "replaykit.exporters.otel"),
     )
 }
 #: multi-run training formats (``replaykit.exporters.training``)
@@ -61,16 +63,22 @@ def export(run: Run, fmt: str, path: str | Path, *, force: bool = False, **optio
     if out.exists() and not force:
         raise BadInput(f"{out} exists; pass --force to overwrite")
     module = importlib.import_module(spec.module)
-    text: str = module.render(run, filename=out.name, **options)
+    # ``render`` returns the text, or an object with ``.text`` and ``.report`` (what it wrote, what it lost).
+    rendered = module.render(run, filename=out.name, **options)
+    text: str = rendered if isinstance(rendered, str) else rendered.text
+    report: dict[str, Any] = {} if isinstance(rendered, str) else dict(rendered.report)
     if spec.python:
         try:
             compile(text, str(out), "exec", dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # a replaykit bug, never trace content (data lives in one literal): refuse before writing
             raise BadInput(f"generated {fmt} code does not compile ({type(exc).__name__}); nothing written") from exc
+    deliver = getattr(module, "deliver", None)  # I/O besides the file (an OTLP collector): first, so that
+    if deliver is not None:  # a refusal leaves no file behind
+        report.update(deliver(run, rendered, **options) or {})
     write_private(out, text)
     summary = getattr(module, "summarize", None)
-    info: dict[str, Any] = summary(run, text) if summary is not None else {}
+    info: dict[str, Any] = summary(run, text) if summary is not None else report
     return {"run_id": run.run_id, "format": fmt, "path": str(out), "bytes": len(text.encode("utf-8")),
             "steps": len(run.steps), **info}
 

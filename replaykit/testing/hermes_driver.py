@@ -6,7 +6,9 @@ sets ``HERMES_HOME`` (Hermes computes paths at import time), so it is launched b
 
 Spec keys: base_url, model, api_mode (optional), provider ("custom"), toolsets, turns (list of user
 messages), max_iterations, echo_tool (register the ``harness_echo`` tool), wait_subagents (seconds to wait
-for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db.
+for background subagents), toolset harness_stop offers harness_interrupt (interrupts the agent), session_db,
+cassette + cassette_mode (run the agent inside a ``replaykit.adapters.cassette.Cassette``: its model calls
+are recorded into, or served from, that run file; the output gains the cassette's counters).
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     }
     if spec.get("api_mode"):
         kwargs["api_mode"] = spec["api_mode"]
+    if spec.get("save_trajectories"):  # Hermes appends trajectory_samples.jsonl in the cwd
+        kwargs["save_trajectories"] = True
     if spec.get("session_db", True):
         kwargs["session_db"] = SessionDB()
     t1 = time.perf_counter()
@@ -101,11 +105,24 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     results = []
     history: list[dict[str, Any]] | None = None
     t2 = time.perf_counter()
-    for message in spec.get("turns", ["Say hello"]):
-        res = agent.run_conversation(message, conversation_history=history)
-        history = res.get("messages")
-        results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
-                                                   "api_calls", "session_id", "turn_exit_reason")})
+    cassette = None
+    if spec.get("cassette"):
+        from replaykit.adapters.cassette import Cassette
+
+        cassette = Cassette(spec["cassette"], spec.get("cassette_mode", "once"), label="hermes", framework="hermes")
+        cassette.start()
+    try:
+        for message in spec.get("turns", ["Say hello"]):
+            res = agent.run_conversation(message, conversation_history=history)
+            history = res.get("messages")
+            results.append({k: res.get(k) for k in ("final_response", "completed", "interrupted", "failed",
+                                                       "api_calls", "session_id", "turn_exit_reason")})
+    finally:
+        counters = None
+        if cassette is not None:
+            session = cassette.session
+            counters = {**session.counters.to_json(), "misses": session.misses} if session else None
+            cassette.stop()
     t_run = time.perf_counter() - t2
     t3 = time.perf_counter()
     if spec.get("wait_subagents"):
@@ -121,6 +138,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         "hermes_version": hermes_version,
         "timings": {"import": t_import, "init": t_init, "run": t_run, "wait": t_wait},
         "threads": [t.name for t in threading.enumerate()],
+        "cassette": counters,
     }
 
 

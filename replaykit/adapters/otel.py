@@ -1,0 +1,663 @@
+"""``replaykit import PATH --format otel``: OTLP JSON traces with GenAI or OpenInference spans as runs.
+
+PATH is an OTLP/JSON ``ExportTraceServiceRequest`` (what the collector's file exporter and most SDK
+debug exporters write), or JSONL of them. Span and trace ids may be hex (OTLP/JSON) or base64 (the
+protobuf JSON mapping). Each trace becomes a run; an agent span nested under a tool span becomes a
+linked subagent run.
+
+Span roles: GenAI ``gen_ai.operation.name`` (``chat`` / ``text_completion`` / ``generate_content`` ->
+an LLM call, ``execute_tool`` -> a tool call, ``invoke_agent`` / ``create_agent`` -> a user turn) or
+OpenInference ``openinference.span.kind`` (LLM, TOOL, AGENT). Requests come from
+``gen_ai.system_instructions`` + ``gen_ai.input.messages`` (or the flattened legacy / OpenInference
+messages); when a span carries none, the request is rebuilt from the conversation so far. Either way the
+event is marked ``reconstructed``, and what the spans lacked is listed in the run's warnings. Spans that
+replaykit wrote carry ``replaykit.*`` attributes and come back exactly.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replaykit import __version__
+from replaykit.adapters.base import ImportedRun
+from replaykit.core.codecs import otel_genai
+from replaykit.core.errors import BadInput
+from replaykit.core.interop import Conversation
+from replaykit.core.ir import (
+    EVENT_ADAPTER,
+    HEADER_ADAPTER,
+    Correlation,
+    Lineage,
+    LLMResponse,
+    Message,
+    Provenance,
+    RunHeader,
+    Source,
+    TextPart,
+    ToolSpec,
+    Usage,
+)
+from replaykit.core.recorder import Recorder
+from replaykit.core.store import new_run_id
+
+ADAPTER = "replaykit.adapters.otel"
+MAX_BYTES = 512 * 1024 * 1024
+LLM_OPS = {"chat", "text_completion", "generate_content"}
+PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
+          "gen_ai.request.top_p": "top_p", "gen_ai.request.top_k": "top_k", "gen_ai.request.seed": "seed",
+          "gen_ai.request.frequency_penalty": "frequency_penalty", "gen_ai.request.stream": "stream",
+          "gen_ai.request.presence_penalty": "presence_penalty", "gen_ai.request.stop_sequences": "stop"}
+
+
+@dataclass
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    attrs: dict[str, Any]
+    status_code: int
+    status_message: str
+    events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
+    resource: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str | None:
+        op = self.attrs.get("gen_ai.operation.name")
+        kind = str(self.attrs.get("openinference.span.kind") or "").upper()
+        if op in LLM_OPS or kind == "LLM":
+            return "llm"
+        if op == "execute_tool" or kind == "TOOL":
+            return "tool"
+        if op in ("invoke_agent", "create_agent") or kind == "AGENT":
+            return "agent"
+        return None
+
+    def mine(self, key: str) -> Any:
+        """A ``replaykit.*`` JSON attribute (None when absent)."""
+        value = self.attrs.get(f"replaykit.{key}")
+        if value is None:
+            return None
+        try:
+            return json.loads(value) if isinstance(value, str) else value
+        except ValueError as exc:
+            raise BadInput(f"span {self.span_id}: replaykit.{key} is not JSON") from exc
+
+
+def import_otel(path: Path) -> list[ImportedRun]:
+    spans = _read_spans(Path(path))
+    if not spans:
+        raise BadInput(f"{Path(path).name}: no spans in the file")
+    traces: dict[str, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace_id, []).append(span)
+    runs: list[ImportedRun] = []
+    for trace_id, trace in traces.items():
+        if not any(s.role for s in trace):
+            continue
+        runs.extend(_Trace(trace_id, trace, Path(path).name).runs())
+    if not runs:
+        raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.operation.name) or OpenInference "
+                       "(openinference.span.kind) attributes")
+    return runs
+
+
+# ------------------------------------------------------------------------------------------- reading
+
+
+def _read_spans(path: Path) -> list[Span]:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise BadInput(f"{path}: too large to import (limit {MAX_BYTES} bytes)")
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"cannot read {path} as UTF-8 text: {exc}") from exc
+    if not text.strip():
+        raise BadInput(f"{path.name}: empty file (expected OTLP JSON)")
+    try:
+        documents = [json.loads(text)]
+    except (ValueError, RecursionError) as whole:
+        documents = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                documents.append(json.loads(line))
+            except (ValueError, RecursionError) as exc:
+                raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from (
+                    whole if number == 1 else exc)
+    spans: list[Span] = []
+    for index, document in enumerate(documents):
+        resource_spans = document.get("resourceSpans", document.get("resource_spans")) \
+            if isinstance(document, dict) else None
+        if not isinstance(resource_spans, list):
+            raise BadInput(f"{path.name}: document {index + 1} is not OTLP JSON (no resourceSpans)")
+        for resource_span in resource_spans:
+            resource = _attrs((resource_span.get("resource") or {}).get("attributes"))
+            for scope in resource_span.get("scopeSpans", resource_span.get("scope_spans")) or []:
+                for raw in scope.get("spans") or []:
+                    spans.append(_span(raw, resource, path.name))
+    return spans
+
+
+def _id(value: Any, size: int, where: str) -> str:
+    """Hex ids (OTLP/JSON) or base64 ids (protobuf's JSON mapping) as lowercase hex."""
+    if not isinstance(value, str) or not value:
+        raise BadInput(f"{where}: missing or malformed span/trace id")
+    if len(value) == size * 2:
+        try:
+            int(value, 16)
+            return value.lower()
+        except ValueError:
+            pass
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BadInput(f"{where}: id {value!r} is neither hex nor base64") from exc
+    if len(raw) != size:
+        raise BadInput(f"{where}: id {value!r} has {len(raw)} bytes, expected {size}")
+    return raw.hex()
+
+
+def _any(value: Any) -> Any:
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in value:
+            return value[key]
+    if "intValue" in value:
+        return int(value["intValue"])
+    if "arrayValue" in value:
+        return [_any(v) for v in (value["arrayValue"] or {}).get("values") or []]
+    if "kvlistValue" in value:
+        return {kv.get("key"): _any(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values") or []}
+    return None
+
+
+def _attrs(items: Any) -> dict[str, Any]:
+    return {str(item.get("key")): _any(item.get("value")) for item in items or [] if isinstance(item, dict)}
+
+
+def _span(raw: Any, resource: dict[str, Any], name: str) -> Span:
+    if not isinstance(raw, dict):
+        raise BadInput(f"{name}: a span is not an object")
+    where = f"{name}: span {raw.get('name')!r}"
+    parent = raw.get("parentSpanId", raw.get("parent_span_id"))
+    status = raw.get("status") or {}
+    code = status.get("code", 0)
+    code = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}.get(code, code)
+    try:
+        start = int(raw.get("startTimeUnixNano", raw.get("start_time_unix_nano")) or 0)
+        end = int(raw.get("endTimeUnixNano", raw.get("end_time_unix_nano")) or start)
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"{where}: malformed start/end time") from exc
+    return Span(
+        trace_id=_id(raw.get("traceId", raw.get("trace_id")), 16, where),
+        span_id=_id(raw.get("spanId", raw.get("span_id")), 8, where),
+        parent_id=_id(parent, 8, where) if parent else None,
+        name=str(raw.get("name") or ""), start_ns=start, end_ns=end, attrs=_attrs(raw.get("attributes")),
+        status_code=int(code or 0), status_message=str(status.get("message") or ""),
+        events=[(str(e.get("name")), int(e.get("timeUnixNano", 0) or 0), _attrs(e.get("attributes")))
+                for e in raw.get("events") or [] if isinstance(e, dict)],
+        resource=resource,
+    )
+
+
+# ------------------------------------------------------------------------------------------ building
+
+
+def _json_attr(span: Span, key: str) -> Any:
+    value = span.attrs.get(key)
+    if value is None:
+        return None
+    try:
+        return otel_genai.decode_json_attribute(value)
+    except ValueError as exc:
+        raise BadInput(f"span {span.span_id}: {key} is not JSON") from exc
+
+
+class _Trace:
+    def __init__(self, trace_id: str, spans: list[Span], source_name: str) -> None:
+        self.trace_id = trace_id
+        self.spans = sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+        self.by_id = {s.span_id: s for s in spans}
+        self.source_name = source_name
+        self.t0 = min((s.start_ns for s in spans), default=0)
+        self.check_acyclic()
+
+    def owner(self, span: Span) -> str | None:
+        """The agent span that owns ``span`` (nearest agent ancestor, itself when it is one)."""
+        cursor: Span | None = span
+        while cursor is not None:
+            if cursor.role == "agent" and (cursor is not span or span.role == "agent"):
+                return cursor.span_id
+            cursor = self.by_id.get(cursor.parent_id or "")
+        return None
+
+    def run_key(self, agent_id: str | None) -> str:
+        """Agent spans under a tool span start a subagent run; sibling agent spans are turns of one run."""
+        while agent_id is not None:
+            span = self.by_id[agent_id]
+            explicit = span.attrs.get("replaykit.run_id") or span.attrs.get("gen_ai.agent.id")
+            cursor = self.by_id.get(span.parent_id or "")
+            outer_agent: str | None = None
+            while cursor is not None:
+                if cursor.role == "tool":
+                    return f"agent:{explicit or agent_id}"
+                if cursor.role == "agent":
+                    outer = cursor.attrs.get("replaykit.run_id") or cursor.attrs.get("gen_ai.agent.id")
+                    if explicit and outer and explicit != outer:  # another agent invoked inside this one
+                        return f"agent:{explicit}"
+                    outer_agent = cursor.span_id
+                    break
+                cursor = self.by_id.get(cursor.parent_id or "")
+            if outer_agent is None:
+                return f"agent:{explicit}" if explicit else "root"
+            agent_id = outer_agent  # a turn inside an outer turn of the same agent: the outer one decides
+        return "root"
+
+    def check_acyclic(self) -> None:
+        """Parent links must form a tree: a cycle would make every ancestor walk endless."""
+        done: set[str] = set()
+        for span in self.spans:
+            seen: set[str] = set()
+            cursor: Span | None = span
+            while cursor is not None and cursor.span_id not in done:
+                if cursor.span_id in seen:
+                    raise BadInput(f"trace {self.trace_id}: span parent links form a cycle at {cursor.span_id}")
+                seen.add(cursor.span_id)
+                cursor = self.by_id.get(cursor.parent_id or "")
+            done |= seen
+
+    def runs(self) -> list[ImportedRun]:
+        groups: dict[str, list[Span]] = {}
+        for span in self.spans:
+            if span.role is None:
+                continue
+            groups.setdefault(self.run_key(self.owner(span)), []).append(span)
+        ids = {key: new_run_id("otel") for key in groups}
+        roots = [k for k in groups if not self.launcher(groups[k])]
+        out: list[ImportedRun] = []
+        for key, spans in groups.items():
+            launcher = self.launcher(spans)
+            parent_key = self.run_key(self.owner(launcher)) if launcher is not None else None
+            lineage = None
+            if launcher is not None and parent_key in ids:
+                lineage = Lineage(relation="subagent", parent_run_id=ids[parent_key],
+                                  details={"tool_call_id": launcher.attrs.get("gen_ai.tool.call.id")
+                                           or launcher.attrs.get("tool_call.id")})
+            out.append(_RunReader(self, spans, ids[key], lineage, ids).build())
+        out.sort(key=lambda r: 0 if r.header.run_id in {ids[k] for k in roots} else 1)
+        return out
+
+    def launcher(self, spans: list[Span]) -> Span | None:
+        """The tool span a subagent run's agent span hangs under (None for a top-level run)."""
+        agents = [s for s in spans if s.role == "agent"]
+        if not agents:
+            return None
+        cursor = self.by_id.get(agents[0].parent_id or "")
+        while cursor is not None:
+            if cursor.role == "tool":
+                return cursor
+            if cursor.role == "agent":
+                return None
+            cursor = self.by_id.get(cursor.parent_id or "")
+        return None
+
+
+class _RunReader:
+    def __init__(self, trace: _Trace, spans: list[Span], run_id: str, lineage: Lineage | None,
+                 ids: dict[str, str]) -> None:
+        self.trace = trace
+        self.spans = spans
+        self.run_id = run_id
+        self.lineage = lineage
+        self.ids = ids
+        self.warnings: list[str] = []
+        # replaykit's own spans written with content come back exactly; anything else is rebuilt.
+        self.exact = any(s.attrs.get("replaykit.include_content") is True for s in spans if s.role == "agent") \
+            and all(s.attrs.get("replaykit.seq") is not None for s in spans if s.role != "agent")
+        self.conv = Conversation()
+        self.tool_sets: dict[str, list[ToolSpec]] = {}
+        self.last_llm: str | None = None
+        self.calls: dict[str, str] = {}  # tool call id -> llm_call event id
+        self.call_arguments: dict[str, Any] = {}  # tool call id -> arguments the model gave
+        self.unanswered: list[tuple[str, str]] = []  # (call id, tool name) the model asked for, no span yet
+        self.missing: set[str] = set()
+
+    # --------------------------------------------------------------------------------------- header
+
+    def header(self) -> RunHeader:
+        agent = next((s for s in self.spans if s.role == "agent"), None)
+        first = self.spans[0]
+        stored = agent.attrs.get("replaykit.header") if agent is not None else None
+        if isinstance(stored, str):
+            try:
+                header = HEADER_ADAPTER.validate_json(stored)
+            except ValueError as exc:
+                raise BadInput(f"span {agent.span_id if agent else '?'}: replaykit.header is invalid") from exc
+            lineage = header.lineage
+            if self.lineage is not None:
+                lineage = (lineage or self.lineage).model_copy(update={
+                    "parent_run_id": self.lineage.parent_run_id, "parent_event_id": None})
+            tags = header.tags if "imported" in header.tags else [*header.tags, "imported"]
+            return header.model_copy(update={"run_id": self.run_id, "lineage": lineage, "tags": tags})
+        attrs = {**first.resource, **(agent.attrs if agent else {})}
+        llm = next((s for s in self.spans if s.role == "llm"), None)
+        model = (llm.attrs.get("gen_ai.response.model") or llm.attrs.get("gen_ai.request.model")
+                 or llm.attrs.get("llm.model_name")) if llm is not None else None
+        provider = (llm.attrs.get("gen_ai.provider.name") or llm.attrs.get("gen_ai.system")
+                    or llm.attrs.get("llm.provider") or llm.attrs.get("llm.system")) if llm is not None else None
+        created = dt.datetime.fromtimestamp(first.start_ns / 1e9, dt.UTC).isoformat(timespec="microseconds")
+        return RunHeader(
+            run_id=self.run_id, created_at=created.replace("+00:00", "Z"),
+            source=Source(framework=str(attrs.get("gen_ai.agent.name") or attrs.get("agent.name")
+                                        or attrs.get("service.name") or "otel"),
+                          adapter=ADAPTER, replaykit_version=__version__),
+            model=model if isinstance(model, str) else None,
+            provider=provider if isinstance(provider, str) else None,
+            session_id=_str(attrs.get("gen_ai.conversation.id") or attrs.get("session.id")),
+            lineage=self.lineage, tags=["imported", "reconstructed"],
+            metadata={"imported_from": self.trace.source_name, "trace_id": self.trace.trace_id},
+        )
+
+    # ---------------------------------------------------------------------------------------- build
+
+    def build(self) -> ImportedRun:
+        header = self.header()
+        recorder = Recorder(header, clock=lambda: 0.0)
+        for kind, item in self.ordered():
+            if kind == "span":
+                self.span(recorder, item)
+            else:
+                self.carried(recorder, item)
+        if not self.exact:
+            if self.missing:
+                self.warnings.append("spans without message content (" + ", ".join(sorted(self.missing)) +
+                                     "): rebuilt from the conversation so far or left empty")
+            self.warnings.append("requests were reconstructed from span attributes (no sampling parameters "
+                                 "beyond gen_ai.request.*): events are marked reconstructed")
+        return ImportedRun(header=header, events=recorder.events, warnings=self.warnings)
+
+    def ordered(self) -> list[tuple[str, Any]]:
+        """Spans and carried span events in their original order (``replaykit.seq``), else by time."""
+        items: list[tuple[tuple[float, float], str, Any]] = []
+        for span in self.spans:
+            seq = span.attrs.get("replaykit.seq")
+            if span.role == "agent":
+                start = span.mine("turn_start")
+                if isinstance(start, dict):
+                    items.append(((float(start.get("seq", 0)), 0), "turn", span))
+                elif not self.exact:
+                    items.append(((span.start_ns, 0), "turn", span))
+                for name, _time_ns, attrs in span.events:
+                    if self.exact and name.startswith("replaykit.") and attrs.get("replaykit.seq") is not None:
+                        items.append(((float(attrs["replaykit.seq"]), 0), "event", (span, attrs)))
+                continue
+            key = (float(seq), 0) if self.exact and seq is not None else (span.start_ns, span.end_ns)
+            items.append((key, "span", span))
+        items.sort(key=lambda item: item[0])
+        return [(kind, item) if kind != "turn" else ("span", item) for _, kind, item in items]
+
+    def t(self, span: Span) -> float:
+        return round(max(0, span.start_ns - self.trace.spans[0].start_ns) / 1e9, 6)
+
+    def fields(self, span: Span, info: Any) -> dict[str, Any]:
+        info = info if isinstance(info, dict) else {}
+        out: dict[str, Any] = {
+            "t": float(info["t"]) if isinstance(info.get("t"), int | float) else self.t(span),
+            "duration": info.get("duration") if self.exact else round((span.end_ns - span.start_ns) / 1e9, 6),
+            # Only an exact copy keeps its provenance: anything rebuilt from span attributes is reconstructed.
+            "provenance": Provenance(info["provenance"]) if self.exact and info.get("provenance") in set(Provenance)
+            else Provenance.RECONSTRUCTED,
+        }
+        if isinstance(info.get("corr"), dict):
+            out["corr"] = Correlation.model_validate(info["corr"])
+        if isinstance(info.get("provider_details"), dict):
+            out["provider_details"] = info["provider_details"]
+        return out
+
+    def span(self, recorder: Recorder, span: Span) -> None:
+        if span.role == "agent":
+            self.turn(recorder, span)
+        elif span.role == "llm":
+            self.llm(recorder, span)
+        else:
+            self.tool(recorder, span)
+
+    def turn(self, recorder: Recorder, span: Span) -> None:
+        info = span.mine("turn_start")
+        message: Message | None = None
+        if isinstance(info, dict) and isinstance(info.get("message"), dict):
+            message = Message.model_validate(info["message"])
+        else:
+            inputs = _json_attr(span, "gen_ai.input.messages")
+            users = [otel_genai.decode_message(m) for m in inputs or []] if isinstance(inputs, list) else []
+            users = [m for m in users if m.role == "user"]
+            if users:
+                message = users[-1]
+            elif isinstance(span.attrs.get("input.value"), str):
+                message = Message(role="user", parts=[TextPart(text=span.attrs["input.value"])])
+        if message is None:
+            if isinstance(info, dict):
+                self.missing.add("user messages")
+                message = Message(role="user")
+            else:
+                return
+        recorder.turn_start(message, turn=int(info.get("turn", 0)) if isinstance(info, dict) else
+                            sum(1 for e in recorder.events if e.kind == "turn_start"), **self.fields(span, info))
+        self.conv.add(message)
+
+    def carried(self, recorder: Recorder, item: tuple[Span, dict[str, Any]]) -> None:
+        span, attrs = item
+        try:
+            body = json.loads(attrs["replaykit.event"])
+            if body.get("kind") == "subagent" and body.get("child_run_id"):
+                key = f"agent:{body['child_run_id']}"
+                if key in self.ids:
+                    body["child_run_id"] = self.ids[key]
+            seq, event_id = recorder.next_ids()
+            recorder.emit(EVENT_ADAPTER.validate_python({**body, "seq": seq, "id": event_id}))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise BadInput(f"span {span.span_id}: span event {attrs.get('replaykit.seq')} is not a replaykit "
+                           "event") from exc
+
+    # ------------------------------------------------------------------------------------------ LLM
+
+    def request_messages(self, span: Span, req: dict[str, Any]) -> list[Message]:
+        where = f"span {span.span_id}"
+        if self.exact:
+            return self.conv.apply_patch(req["patch"], where) if "patch" in req else self.conv.expected()
+        messages: list[Message] = []
+        try:
+            instructions = _json_attr(span, "gen_ai.system_instructions")
+            inputs = _json_attr(span, "gen_ai.input.messages")
+            if instructions:
+                parts = instructions if isinstance(instructions, list) else [instructions]
+                messages.append(Message(role="system", parts=[otel_genai.decode_part(p) for p in parts]))
+            if isinstance(inputs, list):
+                messages.extend(otel_genai.decode_message(m) for m in inputs)
+        except ValueError as exc:
+            raise BadInput(f"{where}: gen_ai message attributes are malformed ({exc})") from exc
+        if not messages:
+            messages = otel_genai.decode_openinference(span.attrs, "llm.input_messages") or \
+                otel_genai.decode_legacy(span.attrs, "gen_ai.prompt")
+        if not messages:
+            self.missing.add("input messages")
+            return self.conv.expected()
+        return messages
+
+    def response_message(self, span: Span, info: dict[str, Any]) -> Message:
+        if isinstance(info.get("message"), dict):
+            return Message.model_validate(info["message"])
+        outputs = _json_attr(span, "gen_ai.output.messages")
+        decoded: list[Message] = []
+        try:
+            if isinstance(outputs, list):
+                decoded = [otel_genai.decode_message(m) for m in outputs]
+        except ValueError as exc:
+            raise BadInput(f"span {span.span_id}: gen_ai.output.messages is malformed ({exc})") from exc
+        decoded = decoded or otel_genai.decode_openinference(span.attrs, "llm.output_messages") or \
+            otel_genai.decode_legacy(span.attrs, "gen_ai.completion")
+        if not decoded:
+            self.missing.add("output messages")
+            return Message(role="assistant")
+        return decoded[0] if len(decoded) == 1 else Message(role="assistant", parts=[
+            p for m in decoded for p in m.parts])
+
+    def tools(self, span: Span, req: dict[str, Any]) -> list[ToolSpec] | None:
+        if isinstance(req.get("tools"), list):
+            return [ToolSpec.model_validate(t) for t in req["tools"]]
+        if self.exact:
+            ref = req.get("tools_ref")
+            return self.tool_sets.get(ref) if isinstance(ref, str) else None
+        if span.attrs.get("gen_ai.tool.definitions") is not None:
+            return otel_genai.decode_tools(span.attrs["gen_ai.tool.definitions"])
+        found = otel_genai.decode_openinference_tools(span.attrs)
+        return found or None
+
+    def params(self, span: Span, req: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(req.get("params"), dict) and (self.exact or req["params"]):
+            return dict(req["params"])
+        params: dict[str, Any] = {}
+        invocation = span.attrs.get("llm.invocation_parameters")
+        if isinstance(invocation, str):
+            try:
+                loaded = json.loads(invocation)
+                params.update(loaded if isinstance(loaded, dict) else {})
+            except ValueError:
+                self.warnings.append(f"span {span.span_id}: llm.invocation_parameters is not JSON (ignored)")
+        for attr, key in PARAMS.items():
+            if attr in span.attrs:
+                params[key] = span.attrs[attr]
+        params.pop("model", None)
+        return params
+
+    def llm(self, recorder: Recorder, span: Span) -> None:
+        req = span.mine("request") or {}
+        info = span.mine("event") or {}
+        messages = self.request_messages(span, req)
+        self.conv.adopt(messages)
+        tools = self.tools(span, req)
+        if tools is not None and isinstance(req.get("tools_ref"), str):
+            self.tool_sets[req["tools_ref"]] = tools
+        model = req.get("model") if self.exact else _str(span.attrs.get("gen_ai.request.model")
+                                                           or span.attrs.get("llm.model_name"))
+        provider = _str(span.attrs.get("gen_ai.provider.name") or span.attrs.get("llm.provider"))
+        api = req.get("api") or ("anthropic-messages" if provider == "anthropic" else "openai-chat")
+        common: dict[str, Any] = {"api": api, "model": model, "tools": tools, "params": self.params(span, req)}
+        if span.status_code == 2:
+            error = span.mine("error") or {}
+            recorder.llm_error(messages, message=error.get("message", span.status_message),
+                               error_type=error.get("error_type", _str(span.attrs.get("error.type"))),
+                               status_code=error.get("status_code"), retryable=error.get("retryable"),
+                               attempt=error.get("attempt"), **common, **self.fields(span, info))
+            return
+        resp = span.mine("response") or {}
+        message = self.response_message(span, resp)
+        finish = resp.get("finish_reason") if self.exact else _first(span.attrs.get("gen_ai.response.finish_reasons"))
+        response = LLMResponse(
+            message=message, finish_reason=finish, usage=self.usage(span, resp),
+            model=resp.get("model") if self.exact else _str(span.attrs.get("gen_ai.response.model")),
+            response_id=resp.get("response_id") if self.exact else _str(span.attrs.get("gen_ai.response.id")),
+            provider_details=resp.get("provider_details"),
+        )
+        event = recorder.llm_call(messages, response, attempt=int(resp.get("attempt", 1)),
+                                  fingerprint=req.get("fingerprint"), request_details=req.get("provider_details"),
+                                  **common, **self.fields(span, info))
+        self.last_llm = event.id
+        for call in message.tool_calls:
+            self.calls[call.id] = event.id
+            self.call_arguments[call.id] = call.arguments
+            self.unanswered.append((call.id, call.name))
+        self.conv.add(message)
+
+    def usage(self, span: Span, resp: dict[str, Any]) -> Usage | None:
+        if isinstance(resp.get("usage"), dict):
+            return Usage.model_validate(resp["usage"])
+        if self.exact:
+            return None
+        a = span.attrs
+        usage = Usage(
+            input_tokens=_int(a.get("gen_ai.usage.input_tokens", a.get("gen_ai.usage.prompt_tokens",
+                                                                       a.get("llm.token_count.prompt")))),
+            output_tokens=_int(a.get("gen_ai.usage.output_tokens", a.get("gen_ai.usage.completion_tokens",
+                                                                         a.get("llm.token_count.completion")))),
+            cache_read_tokens=_int(a.get("gen_ai.usage.cache_read.input_tokens",
+                                         a.get("llm.token_count.prompt_details.cache_read"))),
+            cache_write_tokens=_int(a.get("gen_ai.usage.cache_creation.input_tokens",
+                                          a.get("llm.token_count.prompt_details.cache_write"))),
+            reasoning_tokens=_int(a.get("gen_ai.usage.reasoning.output_tokens",
+                                        a.get("llm.token_count.completion_details.reasoning"))),
+            total_tokens=_int(a.get("llm.token_count.total")),
+        )
+        return None if usage == Usage() else usage
+
+    # ----------------------------------------------------------------------------------------- tool
+
+    def tool(self, recorder: Recorder, span: Span) -> None:
+        a = span.attrs
+        info = span.mine("tool") or {}
+        name = _str(a.get("gen_ai.tool.name") or a.get("tool.name")) or span.name.removeprefix("execute_tool ").strip()
+        call_id = _str(a.get("gen_ai.tool.call.id") or a.get("tool_call.id")) or self.unanswered_call(name) \
+            or span.span_id
+        raw = info.get("raw_arguments") if self.exact else a.get("gen_ai.tool.call.arguments",
+                                                                 a.get("tool.parameters", a.get("input.value")))
+        raw_text = raw if isinstance(raw, str) else None
+        if "arguments" in info:
+            arguments = info["arguments"]
+        elif raw_text is not None:
+            try:
+                arguments = json.loads(raw_text)
+            except ValueError:
+                arguments = None
+        else:
+            arguments = self.call_arguments.get(call_id)
+            if not self.exact:
+                self.missing.add("tool arguments")
+        if self.exact:
+            result = info.get("result")
+        else:
+            value = a.get("gen_ai.tool.call.result", a.get("output.value"))
+            result = value if value is None or isinstance(value, str) else json.dumps(value)
+            if value is None:
+                self.missing.add("tool results")
+        status = info.get("status") or ("error" if span.status_code == 2 else "ok")
+        error = info.get("error") if self.exact else (span.status_message or None if status == "error" else None)
+        recorder.tool_call(call_id, name or "unknown", arguments, raw_arguments=raw_text if not self.exact else
+                           info.get("raw_arguments"), result=result, result_blocks=info.get("result_blocks"),
+                           status=status, error=error, llm_call_id=self.calls.get(call_id, self.last_llm),
+                           **self.fields(span, span.mine("event")))
+        self.conv.tool_result(call_id, name, result or "", is_error=status == "error")
+        self.unanswered = [(i, n) for i, n in self.unanswered if i != call_id]
+
+    def unanswered_call(self, name: str | None) -> str | None:
+        """A tool span without a call id (common with OpenInference) answers the model's first open call
+        of that tool."""
+        return next((i for i, n in self.unanswered if n == name), None)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _first(value: Any) -> str | None:
+    if isinstance(value, list) and value:
+        return str(value[0])
+    return value if isinstance(value, str) else None
+
