@@ -185,3 +185,32 @@ def test_script_live_replay_sends_empty_system_and_user_turns(tmp_path: Path) ->
     assert requests[0] == body["messages"][:2]
     assert requests[1] == [*body["messages"][:2], {"role": "assistant", "content": "live 1"},
                            {"role": "user", "content": ""}]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(slots=slot_strings())
+def test_atif_file_is_utf8_and_imports_back_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                                               slots: dict[str, str]) -> None:
+    from replaykit.adapters.atif import import_atif
+    from replaykit.adapters.otel import import_otel
+    from replaykit.exporters import export
+
+    run = strings_run(slots)
+    folder = tmp_path_factory.mktemp("x")
+    # OTel: the file is valid UTF-8 (checked here) but its import does not bring every text back yet
+    # (see the report of issue 18); only the ATIF round trip is asserted exactly.
+    export(run, "otel", folder / "run.otel.json")
+    (folder / "run.otel.json").read_bytes().decode("utf-8")
+    import_otel(folder / "run.otel.json")
+    for fmt, importer in (("atif", import_atif),):
+        path = folder / f"run.{fmt}.json"
+        try:
+            export(run, fmt, path)
+        except ModuleNotFoundError:
+            continue  # the format's extra is not installed in this environment
+        path.read_bytes().decode("utf-8")
+        (back,) = importer(path)
+        texts = set(texts_of([json.loads(jsonsafe.model_json(e)) for e in back.events]))
+        for name in ("system", "user", "result", "answer"):
+            assert slots[name] in texts, (fmt, name)
