@@ -100,7 +100,7 @@ def test_pydantic_ai_module_replays_every_string(slots: dict[str, str]) -> None:
     from replaykit.exporters import pydantic_ai_source
 
     run = strings_run(slots)
-    source, _ = pydantic_ai_source.render(run)
+    source = pydantic_ai_source.render(run)
     module = _module(source, "rk_strings_agent")
     import contextlib
     import io
@@ -177,7 +177,9 @@ def test_script_live_replay_sends_empty_system_and_user_turns(tmp_path: Path) ->
     store = RunStore(tmp_path / "store")
     run = Run.load(store.write_run(imported.header, imported.events))
     script = tmp_path / "run.py"
-    python_script.export(run, script)
+    from replaykit.exporters import export
+
+    export(run, "python", script)
     with ScriptedServer(ReplyList([text("live 1"), text("live 2")])) as srv:
         proc = run_script(script, "--live", "--base-url", srv.base_url, "--model", "x", "--quiet")
         requests = [r.body["messages"] for r in srv.llm_requests]
