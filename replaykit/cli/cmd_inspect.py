@@ -44,6 +44,10 @@ def handle(args: argparse.Namespace) -> int:
     run = load_run(args)
     rows = timeline_rows(run, include_bookkeeping=args.all)
     extras = _extras(run)
+    from replaykit.core.health import run_health
+
+    health = run_health(run)
+    extras["health"] = health.to_json()
     if args.json:
         print_json({**summary(run), "timeline": rows, **extras})
         return 0
@@ -59,6 +63,7 @@ def handle(args: argparse.Namespace) -> int:
             f"status {info['status']}  steps {info['steps']}  duration {info['duration']:.3f}s"
         )
     )
+    out.print(Text(f"health {health.summary()}"), style="bold red" if health.score < 50 else None)
     if info["lineage"]:
         lin = info["lineage"]
         out.print(Text(f"{lin['relation']} of {lin['parent_run_id']} at step {lin.get('parent_step')}"))

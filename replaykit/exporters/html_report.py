@@ -123,6 +123,17 @@ def _cost_info(run: Run) -> dict[str, Any]:
             "unknown_reasons": paid.get("unknown_reasons", [])}
 
 
+def _health_html(run: Run, cost_usd: float | None) -> str:
+    """The run's health score and its reasons (``core.health``)."""
+    from replaykit.core.health import run_health
+
+    health = run_health(run, cost_usd=cost_usd, with_cost=False)
+    badge = "ok" if health.score >= 80 else "bad" if health.score < 50 else ""
+    items = "".join(f"<li>{esc(r.detail)} <small>(-{r.penalty})</small></li>" for r in health.reasons)
+    return (f'<h2>Health</h2><p><span class="badge {badge}">{health.score}/100</span></p>'
+            + (f"<ul>{items}</ul>" if items else '<p class="meta">no problems found</p>'))
+
+
 def _mermaid(run: Run) -> str | None:
     try:
         from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
@@ -177,6 +188,7 @@ def render_run(run: Run) -> str:
         lin = header.lineage
         meta.append(("lineage", f"{lin.relation} of {lin.parent_run_id} at step {lin.parent_step}"))
     parts += [f'<p class="meta"><b>{esc(k)}</b>: {esc(v)}</p>' for k, v in meta]
+    parts.append(_health_html(run, cost.get("total_cost") if cost else None))
     if run.final_answer is not None:
         parts.append(f"<h2>Final answer</h2><pre>{esc(run.final_answer)}</pre>")
 
