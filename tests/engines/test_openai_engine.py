@@ -212,14 +212,13 @@ def test_cli_play_json_and_key_never_written(store: RunStore, tmp_path: Path) ->
 
 
 def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
-    from replaykit.cli.cmd_diff import _edits
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.diff import diff_runs, lineage_edits
 
     source = store.load("src")
     child = branch(store, source, 4, args='{"path": "elsewhere.txt", "content": "x"}')
     with ScriptedServer(sequence_policy([], "final")) as srv:
         played = store.load(play(child, _options(store, srv)).run_id)
-    result = diff_runs(source, played, edits=_edits(store, [source, played]))
+    result = diff_runs(source, played, edits=lineage_edits(store, [source, played]))
     first = result.first
     # The served LLM step 3 already carries the edited call: the divergence starts there, from the edit.
     assert (first.step, first.field, first.cause) == (3, "response.tool_calls", "edit")
