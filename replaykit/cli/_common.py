@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import ReplaykitError
 
 
@@ -77,7 +77,8 @@ def load_run(args: argparse.Namespace, ref: str | None = None) -> Any:
 
 
 def print_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+    # jsonsafe: a lone surrogate in trace data is printed as its \\u escape, never a UnicodeEncodeError
+    sys.stdout.write(jsonsafe.dumps(document, indent=2, default=str) + "\n")
 
 
 def console(stderr: bool = False) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
+from replaykit.core import jsonsafe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
             "run_id": child.run_id,
             "parent_run_id": parent.run_id,
             "at": args.at,
-            "edit": lineage.edit.model_dump(mode="json", exclude_none=True),
+            "edit": jsonsafe.model_data(lineage.edit, exclude_none=True),
             "live_from": (lineage.details or {}).get("live_from"),
             "steps": len(child.steps),
             "path": str(store.path_for(child.run_id)),

@@ -24,6 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--all", action="store_true", help="training formats: every run in the store")
     parser.add_argument("--no-redact", action="store_true", help="training formats: do not redact")
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
+    parser.add_argument("--fail-closed", action="store_true",
+                        help="training formats: replace a string that cannot be analysed whole")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
     parser.add_argument("--min-health", type=int, default=None, metavar="S",

@@ -46,6 +46,7 @@ def export_training(args: argparse.Namespace) -> int:
     if getattr(args, "cluster", None):
         raise BadInput("--cluster writes shards: give -o DIR (not a single file)")
     options = {"redact": not getattr(args, "no_redact", False), "mode": getattr(args, "mode", None) or "ner",
+               "fail_closed": getattr(args, "fail_closed", False),
                "preference_chosen": getattr(args, "preference_chosen", None), "store": store,
                "overwrite": getattr(args, "force", False), "total": len(sources),
                "workers": getattr(args, "workers", None), "min_health": min_health}
@@ -85,6 +86,7 @@ def _export_corpus(args: argparse.Namespace, store: Any, sources: list[Path], ou
         "preference_chosen": getattr(args, "preference_chosen", None),
         "store": str(store.root) if getattr(args, "preference_chosen", None) else None,
         "min_health": min_health,
+        "fail_closed": getattr(args, "fail_closed", False),
     }
     assert args.format in FORMATS
     parquet = None

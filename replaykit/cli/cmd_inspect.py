@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from replaykit.cli._common import add_json, add_store, console, load_run, print_json
+from replaykit.core import jsonsafe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,7 +38,7 @@ def summary(run: Any) -> dict[str, Any]:
         "provider": header.provider,
         "base_url": header.base_url,
         "api_mode": header.api_mode,
-        "lineage": header.lineage.model_dump(mode="json", exclude_none=True) if header.lineage else None,
+        "lineage": jsonsafe.model_data(header.lineage, exclude_none=True) if header.lineage else None,
         "tags": list(header.tags),
         "status": run.status,
         "steps": len(run.steps),

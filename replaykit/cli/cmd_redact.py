@@ -26,6 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow", metavar="TERM", action="append", default=[],
                         help="a term never to redact (repeatable)")
     parser.add_argument("--all", action="store_true", help="redact every run in the store")
+    parser.add_argument("--fail-closed", action="store_true",
+                        help="replace a string that cannot be analysed (over 1M characters, undecodable) whole")
     add_corpus_flags(parser)
     parser.add_argument("--force", action="store_true", help="-o DIR: start the corpus job over")
     add_store(parser)
@@ -51,14 +53,17 @@ def handle(args: argparse.Namespace) -> int:
         out = Path(args.output).expanduser()
         if out.exists():
             raise BadInput(f"{out} exists; refusing to overwrite")
-        results = [redact_trace_file(sources[0], out, args.mode, allow_list=args.allow, run_id=new_run_id("redacted"))]
+        results = [redact_trace_file(sources[0], out, args.mode, allow_list=args.allow, run_id=new_run_id("redacted"),
+                                     fail_closed=args.fail_closed)]
     elif len(sources) == 1:
         store.ensure()
         rid = new_run_id("redacted")
-        results = [redact_trace_file(sources[0], store.path_for(rid), args.mode, allow_list=args.allow, run_id=rid)]
+        results = [redact_trace_file(sources[0], store.path_for(rid), args.mode, allow_list=args.allow, run_id=rid,
+                                     fail_closed=args.fail_closed)]
     else:
         store.ensure()
-        results = redact_corpus(sources, store.root, args.mode, allow_list=args.allow, workers=args.workers)
+        results = redact_corpus(sources, store.root, args.mode, allow_list=args.allow, workers=args.workers,
+                                fail_closed=args.fail_closed)
     if args.json:
         docs = [{**r.to_json(), "mode": args.mode} for r in results]
         print_json(docs[0] if len(docs) == 1 else {"runs": docs, "run_id": [d["run_id"] for d in docs]})
@@ -76,7 +81,7 @@ def _redact_corpus(args: argparse.Namespace, sources: list[Path], out: Path) -> 
     from replaykit.core.corpus import run_corpus
     from replaykit.core.redaction import redaction_task
 
-    options = {"mode": args.mode, "allow": sorted(args.allow)}
+    options = {"mode": args.mode, "allow": sorted(args.allow), "fail_closed": args.fail_closed}
     summary = run_corpus(sources, redaction_task, options, command="redact", out=out, sink="runs",
                          force=args.force, label="redacting", **corpus_kwargs(args))
     report_damaged(summary.damaged)

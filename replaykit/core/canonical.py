@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.ir import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 
 
@@ -50,7 +51,7 @@ def _normalize(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_normalize(v) for v in value]
     if hasattr(value, "model_dump"):
-        return _normalize(value.model_dump(mode="json", exclude_none=True))
+        return _normalize(jsonsafe.model_data(value, exclude_none=True))
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
@@ -126,7 +127,7 @@ def normalized_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
                 # Reasoning text is the model's, and providers often drop it from history: not compared.
                 continue
             else:
-                parts.append(part.model_dump(mode="json", exclude_none=True))
+                parts.append(jsonsafe.model_data(part, exclude_none=True))
         # Consecutive text parts and a single text part fingerprint alike.
         merged: list[Any] = []
         for p in parts:
@@ -155,4 +156,4 @@ def fingerprint(messages: Iterable[Message], tools: Iterable[ToolSpec] | None = 
 
 def tools_hash(tools: Iterable[ToolSpec]) -> str:
     """Content address of a tool declaration set (exact, order-sensitive: it is what was sent)."""
-    return canonical_hash([t.model_dump(mode="json", exclude_none=True) for t in tools])[:32]
+    return canonical_hash([jsonsafe.model_data(t, exclude_none=True) for t in tools])[:32]

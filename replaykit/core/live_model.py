@@ -9,8 +9,10 @@ calls (no endpoint): asking it to is an error naming why the record could not an
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.codecs import assemble_stream, encode_request
 from replaykit.core.errors import MissingExtra, ReplaykitError
 from replaykit.core.ir import LLMResponse, Message, Provenance, ToolSpec
@@ -57,13 +59,27 @@ class LiveModel:
         # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
         rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
         rest.setdefault("stream_options", {"include_usage": True})
-        stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
-                                                     extra_body=rest)
+        if jsonsafe.has_surrogate(json.dumps(body, ensure_ascii=False)):
+            stream = self._post_escaped({"model": body["model"], "messages": body["messages"], "stream": True, **rest})
+        else:
+            stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
+                                                         extra_body=rest)
         try:
             chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout)]
         finally:
             stream.close()
         return assemble_stream("openai-chat", chunks)
+
+    def _post_escaped(self, payload: dict[str, Any]) -> Any:
+        """The same request with the JSON body written by us, ASCII-escaped: the SDK encodes its JSON
+        as UTF-8, which cannot hold a lone surrogate (legal JSON; see core/jsonsafe.py)."""
+        from openai import Stream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        data = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        return self.client.post("/chat/completions", cast_to=ChatCompletion, content=data, stream=True,
+                                stream_cls=Stream[ChatCompletionChunk],
+                                options={"headers": {"Content-Type": "application/json"}})
 
     def complete(self, messages: list[Message], tools: list[ToolSpec] | None, params: dict[str, Any],
                  *, why: str = "") -> LLMResponse:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.canonical import canonical_json, normalized_messages
 from replaykit.core.ir import Message
 from replaykit.core.step_detail import message_text
@@ -108,7 +109,7 @@ def render_inline(segments: Sequence[dict[str, str]], *, context: int = 60) -> s
 def _key(message: Message) -> str:
     """What a message says, for alignment: tool call ids are left out (they are volatile: two runs of
     the same agent name their calls differently, which is not a change in what the model saw)."""
-    data = message.model_dump(mode="json", exclude_none=True)
+    data = jsonsafe.model_data(message, exclude_none=True)
     for part in data.get("parts", []):
         part.pop("id", None)
         part.pop("tool_call_id", None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import CodecError
 from replaykit.core.ir import (
     LLMCallEvent,
@@ -75,24 +76,24 @@ def _llm_detail(run: Run, event: LLMCallEvent, whole_request: bool) -> dict[str,
         "api": request.api,
         "model": request.model,
         "request": {
-            "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
+            "messages": [jsonsafe.model_data(m, exclude_none=True) for m in messages],
             "provider_messages": _provider_messages(request.api, body) if body is not None else None,
             "body": body,
             "losses": losses,
             "message_count": len(run.request_messages(event)),
             "new_messages": len(request.context.append),
-            "appended": [m.model_dump(mode="json", exclude_none=True) for m in request.context.append],
+            "appended": [jsonsafe.model_data(m, exclude_none=True) for m in request.context.append],
             "tools": [t.name for t in tools or []],
             "params": request.params,
             "fingerprint": request.fingerprint,
         },
         "response": {
-            "message": response.message.model_dump(mode="json", exclude_none=True),
+            "message": jsonsafe.model_data(response.message, exclude_none=True),
             "text": response.message.text,
             "tool_calls": [{"id": c.id, "name": c.name, "arguments": parsed_arguments(c.arguments, c.raw_arguments)}
                            for c in response.message.tool_calls],
             "finish_reason": response.finish_reason,
-            "usage": response.usage.model_dump(mode="json", exclude_none=True) if response.usage else None,
+            "usage": jsonsafe.model_data(response.usage, exclude_none=True) if response.usage else None,
             "model": response.model,
             "response_id": response.response_id,
         },
@@ -130,7 +131,7 @@ def step_detail(run: Run, index: int, *, whole_request: bool = True,
         "duration": event.duration,
         "failed": step.failed,
         "failing": run.failing_step == index,
-        "corr": event.corr.model_dump(mode="json", exclude_none=True) if event.corr else None,
+        "corr": jsonsafe.model_data(event.corr, exclude_none=True) if event.corr else None,
     }
     if isinstance(event, LLMCallEvent):
         doc.update(_llm_detail(run, event, whole_request))

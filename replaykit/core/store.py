@@ -46,6 +46,7 @@ from replaykit.core.ir import (
     Event,
     RunHeader,
 )
+from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
 from replaykit.core.store_index import (
     MAX_LINE_BYTES,
     RUN_ID_RE,
@@ -102,10 +103,10 @@ class RunWriter:
         except FileExistsError as exc:
             raise RunExists(f"run file already exists: {path}") from exc
         if os.fstat(self._fd).st_size == 0:
-            self._write_line(header.model_dump_json(exclude_none=True))
+            self._write_line(model_json(header))
 
     def _write_line(self, text: str) -> None:
-        data = (text + "\n").encode("utf-8", "surrogatepass")
+        data = utf8(text + "\n")
         with self._lock:
             if self._fd is None:
                 raise TraceError(f"run {self.header.run_id} is closed")
@@ -115,7 +116,7 @@ class RunWriter:
                 view = view[written:]
 
     def append(self, event: Event) -> None:
-        self._write_line(event.model_dump_json(exclude_none=True))
+        self._write_line(model_json(event))
 
     def append_raw(self, line: str) -> None:
         """Append an already-serialized event line (used by hot-path recorders)."""
@@ -247,11 +248,27 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
         handle.close()
 
 
+def parse_event_line(line: bytes | str) -> Event:
+    """One current-version event line as an Event.
+
+    Validated straight from bytes (pydantic-core parses; ~3x faster than json.loads +
+    validate_python). pydantic's parser refuses the ``\\udXXX`` escapes of lone surrogates that the
+    writer uses (see core/jsonsafe.py): only a refused line holding one takes the json.loads path.
+    """
+    try:
+        return EVENT_ADAPTER.validate_json(line)
+    except ValidationError:
+        if not may_hold_surrogate_escape(line):
+            raise
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("event is not a JSON object")
+    return EVENT_ADAPTER.validate_python(raw)
+
+
 def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
     if header.schema_version == SCHEMA_VERSION:
-        # Current version: validate straight from bytes (pydantic-core parses; ~3x faster than
-        # json.loads + validate_python). Errors are mapped the same way as below.
-        return EVENT_ADAPTER.validate_json(line)
+        return parse_event_line(line)
     raw = json.loads(line)
     if not isinstance(raw, dict):
         raise ValueError("event is not a JSON object")

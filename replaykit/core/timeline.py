@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from replaykit.core import jsonsafe
 from replaykit.core.ir import (
     DesyncEvent,
     ErrorEvent,
@@ -110,7 +111,7 @@ def entry_fields(event: Event) -> dict[str, Any]:
             "model": response.model or event.request.model,
             "finish_reason": response.finish_reason,
             "tool_calls": [{"id": c.id, "name": c.name} for c in response.message.tool_calls],
-            "usage": response.usage.model_dump(mode="json", exclude_none=True) if response.usage else None,
+            "usage": jsonsafe.model_data(response.usage, exclude_none=True) if response.usage else None,
         }
     if isinstance(event, SubagentEvent):
         return {"child_run_id": event.child_run_id, "phase": event.phase}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -60,9 +61,17 @@ def esc(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    # Lone surrogates cannot be encoded as UTF-8: replace rather than fail the whole report.
-    value = value.encode("utf-8", "replace").decode("utf-8")
+    # What an HTML page cannot carry (a lone surrogate has no UTF-8 form; NUL and other C0 controls
+    # are turned into U+FFFD or dropped by parsers) is shown as its visible \\uXXXX escape instead.
+    value = _NOT_IN_HTML.sub(_visible_escape, value)
     return html.escape(value, quote=True)
+
+
+_NOT_IN_HTML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _visible_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _page(title: str, body: str) -> str:

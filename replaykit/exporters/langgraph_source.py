@@ -93,7 +93,12 @@ def main(argv: list[str]) -> int:
     document["counters"]["tool_executions"] = counters["tool_executions"]
     document["messages"] = [lc_to_ir(m) for m in messages]
     document["message_count"] = len(document["messages"])
-    print(json.dumps(document, ensure_ascii=False, indent=2))
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (legal in JSON): escaped, so stdout stays UTF-8
+        text = json.dumps(document, ensure_ascii=True, indent=2)
+    print(text)
     return 0
 
 

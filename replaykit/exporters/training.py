@@ -12,7 +12,6 @@ Every record is validated for its format before it is written; an invalid one is
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from replaykit.core import jsonsafe
 from replaykit.core.corpus import RunResult
 from replaykit.core.errors import BadInput
 from replaykit.core.progress import ProgressBar
@@ -154,7 +154,9 @@ class TrainingExportSummary:
 def _redacted(runs: list[Run], mode: str) -> list[Run]:
     from replaykit.core.redaction import Redactor, redact_run
 
-    redactor = Redactor(mode=mode)  # type: ignore[arg-type]
+    # "ner+fail-closed": the mode travels to worker processes as one string (see export_training)
+    mode, _, policy = mode.partition("+")
+    redactor = Redactor(mode=mode, fail_closed=policy == "fail-closed")  # type: ignore[arg-type]
     return [redact_run(r, mode, redactor=redactor) for r in runs]
 
 
@@ -165,6 +167,7 @@ def export_training(
     *,
     redact: bool = True,
     mode: str = "ner",
+    fail_closed: bool = False,
     preference_chosen: str | None = None,
     store: RunStore | None = None,
     overwrite: bool = False,
@@ -195,13 +198,13 @@ def export_training(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle, ProgressBar(total, "exporting", show=progress) as advance:
-            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary,
+            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary, fail_closed,
                                            workers=workers, total=total, min_health=min_health):
                 problems = validate_record(record, fmt)
                 if problems:
                     summary.skipped[f"invalid: {problems[0]}"] += 1
                 else:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    handle.write(jsonsafe.dumps(record) + "\n")
                     summary.records += 1
                     summary.run_ids.append(run_id)
                 advance()
@@ -253,14 +256,15 @@ def corpus_task(path: str, options: Mapping[str, Any]) -> RunResult:
     """
     run = Run.load(path)
     rec, run_id, skipped = _convert(run, options["format"], bool(options.get("redact", True)),
-                                    options.get("mode") or "ner", options.get("preference_chosen"),
+                                    (options.get("mode") or "ner") + ("+fail-closed" if options.get("fail_closed") else ""),
+                                    options.get("preference_chosen"),
                                     options.get("store"), options.get("min_health"))
     if rec is None:
         return RunResult(source=path, run_id=run_id, skipped=skipped or "skipped")
     problems = validate_record(rec, options["format"])
     if problems:
         return RunResult(source=path, run_id=run_id, skipped=f"invalid: {problems[0]}")
-    return RunResult(source=path, run_id=run_id, lines=[json.dumps(rec, ensure_ascii=False)])
+    return RunResult(source=path, run_id=run_id, lines=[jsonsafe.dumps(rec)])
 
 
 def _records(
@@ -271,13 +275,15 @@ def _records(
     preference_chosen: str | None,
     store: RunStore | None,
     summary: TrainingExportSummary,
+    fail_closed: bool = False,
     *,
     workers: int | None = None,
     total: int | None = None,
     min_health: int | None = None,
 ) -> Iterator[tuple[dict[str, Any], str]]:
     store_root = str(store.root) if store is not None else None
-    jobs = ((str(src), fmt, redact, mode, preference_chosen, store_root, min_health) for src in sources)
+    jobs = ((str(src), fmt, redact, mode + ("+fail-closed" if fail_closed else ""), preference_chosen, store_root,
+             min_health) for src in sources)
     if workers is None:
         workers = (os.cpu_count() or 1) if (total or 0) >= 8 else 1
     outcomes = map(_one, jobs) if workers <= 1 else _parallel(jobs, workers)

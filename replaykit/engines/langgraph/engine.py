@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import ProviderError, ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
 from replaykit.core.live_tools import LiveTools, tool_implementations
@@ -34,7 +35,7 @@ ENGINE = "langgraph"
 
 
 def _dump(model: Any) -> JSON:
-    dumped: JSON = model.model_dump(mode="json", exclude_none=True)
+    dumped: JSON = jsonsafe.model_data(model, exclude_none=True)
     return dumped
 
 

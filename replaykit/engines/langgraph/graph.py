@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 
 if TYPE_CHECKING:
@@ -57,8 +58,8 @@ def _sqlite_saver(conn: Any) -> Any:
 
 def record_of(run: Run) -> lg_runtime.Record:
     rt = runtime()
-    header = run.header.model_dump(mode="json", exclude_none=True)
-    events = [e.model_dump(mode="json", exclude_none=True) for e in run.events]
+    header = jsonsafe.model_data(run.header, exclude_none=True)
+    events = [jsonsafe.model_data(e, exclude_none=True) for e in run.events]
     record: lg_runtime.Record = rt.Record(header, events)
     return record
 
@@ -102,7 +103,7 @@ def make_live_model(endpoint: LiveEndpoint) -> Callable[[list[JSON], list[JSON]]
     def live(messages: list[JSON], tools: list[JSON]) -> JSON:
         specs = [ToolSpec.model_validate(t) for t in tools] or None
         response = model.complete(MESSAGES_ADAPTER.validate_python(messages), specs, dict(endpoint.params))
-        dumped: JSON = response.model_dump(mode="json", exclude_none=True)
+        dumped: JSON = jsonsafe.model_data(response, exclude_none=True)
         return dumped
 
     return live

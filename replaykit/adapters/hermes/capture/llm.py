@@ -13,6 +13,7 @@ from replaykit.adapters.hermes import fastpath, wire
 from replaykit.adapters.hermes.capture.sessions import SessionCapture, SessionRun, safe_base_url
 from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Check, Prepared, elements
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
+from replaykit.core import jsonsafe
 from replaykit.core.ir import ErrorEvent, ToolSpec
 
 _EMPTY: dict[str, dict[str, Any]] = {"openai-chat": {"messages": []}, "openai-responses": {"input": []},
@@ -73,7 +74,7 @@ class LLMCapture(SessionCapture):
             if api == CHAT:
                 cap.params.setdefault("stream_options", {"include_usage": True})
         response = fastpath.chat_response(result) if api == CHAT and _is_chat(result) else \
-            response_to_ir(api, result).model_dump(mode="json", exclude_none=True)
+            jsonsafe.model_data(response_to_ir(api, result), exclude_none=True)
         rid = cap.kw.get("api_request_id") or ""
         with state.lock:
             attempt = state.attempts.get(rid, 0) + 1
@@ -144,7 +145,7 @@ class LLMCapture(SessionCapture):
             body["request"] = req
             # Errors are rare: let pydantic normalise them (types Hermes may pass loosely, e.g. status codes).
             event = ErrorEvent.model_validate({"seq": 0, "id": "e", **body})
-            body = event.model_dump(mode="json", exclude_none=True, exclude={"seq", "id"})
+            body = jsonsafe.model_data(event, exclude_none=True, exclude={"seq", "id"})
         event_id = recorder.emit_dict(body)
         previous = chain.commit(cap.pre, event_id)
         if cap.pre.verify_upto > 1:  # the middle of the list was not compared on this thread

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replaykit.adapters.hermes.capture.sessions import SessionCapture, run_id_for_session
+from replaykit.core import jsonsafe
 from replaykit.core.ir import Correlation, Lineage
 
 
@@ -35,7 +36,7 @@ class SubagentCapture(SessionCapture):
             self._links[child_sid] = lineage
             child = self._sessions.get(child_sid)
         if child is not None:  # the child started before we heard of it: link it from inside
-            child.recorder.meta({"lineage": lineage.model_dump(mode="json", exclude_none=True)})
+            child.recorder.meta({"lineage": jsonsafe.model_data(lineage, exclude_none=True)})
 
     def subagent_stop(self, kw: Mapping[str, Any]) -> None:
         parent_sid, child_sid = kw.get("parent_session_id"), kw.get("child_session_id")

@@ -19,6 +19,7 @@ from typing import Any
 from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.capture.sessions import SessionCapture, SessionRun
 from replaykit.adapters.hermes.guarded import log_once
+from replaykit.core import jsonsafe
 
 
 @dataclass(slots=True)
@@ -144,7 +145,7 @@ class ToolCapture(SessionCapture):
         if text is not None:
             body["result"] = text
         if blocks is not None:
-            body["result_blocks"] = [b.model_dump(mode="json", exclude_none=True) for b in blocks]
+            body["result_blocks"] = [jsonsafe.model_data(b, exclude_none=True) for b in blocks]
         body["status"] = status if status in ("ok", "error", "blocked") else "error"
         if error is not None:
             body["error"] = error if isinstance(error, str) else str(error)

@@ -28,6 +28,7 @@ from typing import Any
 
 from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.guarded import log_once
+from replaykit.core import jsonsafe
 from replaykit.core.ir import Message
 from replaykit.core.run import REQUEST_FIX_NAME, REQUEST_FIX_SOURCE
 
@@ -87,7 +88,7 @@ def decode(api: str, element: Any) -> list[dict[str, Any]]:
         fast = fastpath.chat_message(element)
         if fast is not None:
             return [fast]
-    return [m.model_dump(mode="json", exclude_none=True) for m in _convert(api, element)]
+    return [jsonsafe.model_data(m, exclude_none=True) for m in _convert(api, element)]
 
 
 @dataclass(slots=True)
