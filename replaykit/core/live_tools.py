@@ -52,12 +52,14 @@ class LiveTools:
         extra = options.extra if options is not None else {}
         impls = dict(implementations) if implementations is not None else tool_implementations(options)
         # An offline play runs nothing: the implementation rung is skipped.
-        self.implementations = {} if options is not None and options.offline else impls
+        self.offline = options is not None and (options.offline or options.serve_only)
+        self.implementations = {} if self.offline else impls
         self.guard = guard_for(options.allow_destructive if options is not None else False,
                                store=options.store.root if options is not None else None,
                                policy=policy if policy is not None else extra.get("guard_policy"))
 
-    def _decide(self, call_id: str, name: str, arguments: Any) -> tuple[ToolAnswer | None, Any]:
+    def _decide(self, call_id: str, name: str, arguments: Any,
+                implementation: Callable[..., Any] | None = None) -> tuple[ToolAnswer | None, Any]:
         def served() -> Found | None:
             decision = self.cursor.tool(call_id, name, arguments)
             if decision.action != "serve" or decision.event is None:
@@ -71,7 +73,12 @@ class LiveTools:
                 return None
             return Found(event.result or "", event.status, event.error)
 
-        function = tool_ladder.implementation_for(self.implementations, name)
+        if self.offline:
+            function = None
+        elif implementation is not None:
+            function = implementation
+        else:
+            function = tool_ladder.implementation_for(self.implementations, name)
         answer = tool_ladder.decide(name, arguments, served=served, guard=self.guard,
                                     has_implementation=function is not None, stand_in=stand_in)
         return answer, function
@@ -84,9 +91,12 @@ class LiveTools:
                                   duration=round(time.monotonic() - started, 6))
         return answer
 
-    def answer(self, call_id: str, name: str, arguments: Any) -> ToolAnswer:
+    def answer(self, call_id: str, name: str, arguments: Any, *,
+               implementation: Callable[..., Any] | None = None) -> ToolAnswer:
+        """Climb the ladder for one call. ``implementation``: the framework's own tool for this call (the
+        Hermes engine passes Hermes's real tool), used instead of the ``--tools-module`` table."""
         started = time.monotonic()
-        answer, function = self._decide(call_id, name, arguments)
+        answer, function = self._decide(call_id, name, arguments, implementation)
         if answer is None:
             answer = tool_ladder.climb(name, arguments, implementation=function)
         return self._record(call_id, name, arguments, answer, started)

@@ -36,6 +36,10 @@ ENGINES = [
     pytest.param("hermes", id="hermes", marks=pytest.mark.skip(reason="hermes slot: filled by the hermes engine")),
 ]
 ENGINE_NAMES = ["openai", "pydantic-ai", "langgraph"]
+# Offline cells run the real Hermes agent too (a fresh process in a throw-away HERMES_HOME per test). Its
+# live cells (a branch per api mode, destructive dry-runs, a retried 500) are in
+# tests/engines/test_hermes_engine.py, where one recording serves several plays.
+OFFLINE_ENGINES = [*ENGINES[:3], pytest.param("hermes", id="hermes", marks=pytest.mark.hermes)]
 EXPORTS = ["python", "langgraph"]  # the standalone script and the LangGraph module
 
 HERMES = ["tools_sequence", "two_turns", "parallel_tools", "retry_500", "subagent", "codex_responses",
@@ -74,6 +78,16 @@ def stored(store: RunStore, name: str) -> Run:
     run = load_recording(name)
     store.write_run(run.header, list(run.events))
     return store.load(run.run_id)
+
+
+def engine_extra(engine: str, tmp_path: Path) -> dict[str, Any]:
+    """What an engine needs besides the options every engine takes: Hermes runs in a sandboxed home."""
+    if engine != "hermes":
+        return {}
+    from replaykit.testing.hermes_harness import HermesSandbox
+
+    sandbox = HermesSandbox(tmp_path / "hermes", plugin="entrypoint")
+    return {"env": sandbox.env, "cwd": str(sandbox.cwd), "timeout": 300}
 
 
 def options(store: RunStore, base_url: str = "", **kw: Any) -> PlayOptions:
