@@ -343,34 +343,33 @@ def sanitize_hook_payload(value: Any) -> Any:
 def build_api_messages(messages: list[dict[str, Any]], system_prompt: str) -> list[dict[str, Any]]:
     """What Hermes 0.19.0 sends for its internal ``messages`` (conversation_loop.py + the chat transport):
     a fresh list of fresh shallow copies, every call."""
-    api_messages = []
-    for msg in messages:
-        api_msg = msg.copy()
-        api_msg.pop("api_content", None)
-        if msg.get("role") == "assistant" and msg.get("reasoning"):
-            api_msg["reasoning_content"] = msg["reasoning"]
-        api_msg.pop("reasoning", None)
-        api_msg.pop("finish_reason", None)
-        api_msg.pop("_thinking_prefill", None)
-        if isinstance(api_msg.get("tool_calls"), list):  # _sanitize_tool_calls_for_strict_api
-            api_msg["tool_calls"] = [{k: v for k, v in tc.items() if k not in ("call_id", "response_item_id")}
-                                     for tc in api_msg["tool_calls"]]
-        api_messages.append(api_msg)
-    api_messages = [{"role": "system", "content": system_prompt}, *api_messages]
-    for am in api_messages:
-        if isinstance(am.get("content"), str):
-            am["content"] = am["content"].strip()
-        tcs = am.get("tool_calls")
-        if tcs:  # compact, sorted-key arguments for prefix-cache stability
-            am["tool_calls"] = [{**tc, "function": {**tc["function"], "arguments": json.dumps(
-                json.loads(tc["function"]["arguments"]), separators=(",", ":"), sort_keys=True)}} for tc in tcs]
-    out = list(api_messages)  # ChatCompletionsTransport.convert_messages: drop tool_name from a copy
-    for i, msg in enumerate(api_messages):
-        if "tool_name" in msg:
-            copied = dict(msg)
-            copied.pop("tool_name")
-            out[i] = copied
-    return out
+    return [{"role": "system", "content": system_prompt.strip()}, *map(wire_message, messages)]
+
+
+def wire_message(msg: dict[str, Any]) -> dict[str, Any]:
+    """One internal message as Hermes puts it on the wire: ``api_msg = msg.copy()``, bookkeeping keys
+    popped, tool calls rebuilt without Codex ids and with compact sorted-key arguments, content stripped,
+    and a second copy without ``tool_name`` (ChatCompletionsTransport.convert_messages)."""
+    api_msg = msg.copy()
+    api_msg.pop("api_content", None)
+    if msg.get("role") == "assistant" and msg.get("reasoning"):
+        api_msg["reasoning_content"] = msg["reasoning"]
+    api_msg.pop("reasoning", None)
+    api_msg.pop("finish_reason", None)
+    api_msg.pop("_thinking_prefill", None)
+    if isinstance(api_msg.get("tool_calls"), list):  # _sanitize_tool_calls_for_strict_api
+        api_msg["tool_calls"] = [{k: v for k, v in tc.items() if k not in ("call_id", "response_item_id")}
+                                 for tc in api_msg["tool_calls"]]
+    if isinstance(api_msg.get("content"), str):
+        api_msg["content"] = api_msg["content"].strip()
+    tcs = api_msg.get("tool_calls")
+    if tcs:  # compact, sorted-key arguments for prefix-cache stability
+        api_msg["tool_calls"] = [{**tc, "function": {**tc["function"], "arguments": json.dumps(
+            json.loads(tc["function"]["arguments"]), separators=(",", ":"), sort_keys=True)}} for tc in tcs]
+    if "tool_name" in api_msg:
+        api_msg = dict(api_msg)
+        api_msg.pop("tool_name")
+    return api_msg
 
 
 def _response(call: Call, call_no: int) -> SimpleNamespace:
@@ -396,13 +395,19 @@ class DriveStats:
 
 
 def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSION_ID, seed: int = 0,
-          finalize: bool = True) -> DriveStats:
-    """Fire one long session in Hermes 0.19.0's order through ``bus`` (``None``: no plugin, the baseline)."""
+          finalize: bool = True, clock: Callable[[], float] = time.process_time,
+          fresh_copies: bool = True) -> DriveStats:
+    """Fire one long session in Hermes 0.19.0's order through ``bus`` (``None``: no plugin, the baseline).
+    ``clock``: ``time.process_time`` (every thread of the process, the default) or ``time.thread_time``
+    (Hermes's thread only). ``fresh_copies=False`` reuses each message's wire copy across calls (a fresh
+    list still): the same requests, minus Hermes's O(conversation) copying per call; only for making
+    large run files quickly, never for measuring."""
     bus = bus or HermesBus()
     messages: list[dict[str, Any]] = []  # Hermes's internal list (the system prompt is not in it)
     turn_ids = f"{session_id}:{TASK_ID}"
     llm_calls = tool_calls = tool_no = 0
-    started = time.process_time()
+    wire_cache: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    started = clock()
     for turn, calls in plan(n_steps):
         turn_id = f"{turn_ids}:{turn:08x}"
         text = user_message(turn)
@@ -418,7 +423,12 @@ def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSI
             ids = {"task_id": TASK_ID, "turn_id": turn_id, "api_request_id": rid, "session_id": session_id,
                    "platform": PLATFORM, "model": MODEL, "provider": "custom", "base_url": BASE_URL,
                    "api_mode": "chat_completions", "api_call_count": call.index}
-            api_kwargs = {"model": MODEL, "messages": build_api_messages(messages, SYSTEM_PROMPT), "tools": TOOLS,
+            if fresh_copies:
+                wire = build_api_messages(messages, SYSTEM_PROMPT)
+            else:
+                wire_cache.extend(map(wire_message, messages[len(wire_cache) - 1:]))
+                wire = list(wire_cache)
+            api_kwargs = {"model": MODEL, "messages": wire, "tools": TOOLS,
                           "max_tokens": 65536, "timeout": 1800.0}
             api_kwargs = bus.apply_request_middleware("llm_request", api_kwargs, "request", **ids)
             started_at = time.time()
@@ -485,13 +495,13 @@ def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSI
                         interrupted=False, model=MODEL, platform=PLATFORM)
     if finalize:
         bus.invoke_hook("on_session_finalize", session_id=session_id, platform=PLATFORM, reason="shutdown")
-    return DriveStats(time.process_time() - started, bus.fired, bus.received, llm_calls, tool_calls)
+    return DriveStats(clock() - started, bus.fired, bus.received, llm_calls, tool_calls)
 
 
 # --------------------------------------------------------------------------------- run files
 
 
-def record(n_steps: int, store: Path, *, seed: int = 0) -> tuple[Path, DriveStats]:
+def record(n_steps: int, store: Path, *, seed: int = 0, fresh_copies: bool = True) -> tuple[Path, DriveStats]:
     """Drive the session through replaykit's real Hermes plugin recording into ``store``; return the run
     file and the drive figures."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -502,7 +512,7 @@ def record(n_steps: int, store: Path, *, seed: int = 0) -> tuple[Path, DriveStat
     try:
         bus = HermesBus()
         plugin.register(bus)
-        stats = drive(n_steps, bus, seed=seed)
+        stats = drive(n_steps, bus, seed=seed, fresh_copies=fresh_copies)
         capture.close_all()
     finally:
         plugin._capture = previous
@@ -520,7 +530,7 @@ def write_long_session_run(path: str | Path, n_steps: int, *, seed: int = 0) -> 
     tool calls). Deterministic content for a given ``n_steps`` and ``seed``."""
     target = Path(path)
     with tempfile.TemporaryDirectory(prefix="rk-long-") as tmp:
-        recorded, _ = record(n_steps, Path(tmp), seed=seed)
+        recorded, _ = record(n_steps, Path(tmp), seed=seed, fresh_copies=n_steps <= 2000)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(recorded, target)
     return target
@@ -530,7 +540,7 @@ def openai_chat_conversation(n_steps: int, *, seed: int = 0) -> dict[str, Any]:
     """The whole session as one ``openai-chat`` import document (the last request's body plus the final
     answer): the input of ``replaykit import --format openai-chat`` at real size."""
     bus = _LastRequest()
-    drive(n_steps, bus, seed=seed, finalize=False)
+    drive(n_steps, bus, seed=seed, finalize=False, fresh_copies=False)
     body = {k: v for k, v in bus.last.items() if k not in ("timeout",)}
     body["messages"] = [*body["messages"], {"role": "assistant", "content": final_answer(n_steps // STEPS_PER_TURN - 1)}]
     return body

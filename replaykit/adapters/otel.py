@@ -341,7 +341,7 @@ class _RunReader:
         stored = agent.attrs.get("replaykit.header") if agent is not None else None
         if isinstance(stored, str):
             try:
-                header = HEADER_ADAPTER.validate_json(stored)
+                header = HEADER_ADAPTER.validate_python(json.loads(stored))  # json: lone surrogates too
             except ValueError as exc:
                 raise BadInput(f"span {agent.span_id if agent else '?'}: replaykit.header is invalid") from exc
             lineage = header.lineage

@@ -23,7 +23,6 @@ from replaykit.core.ir import (
     Provenance,
     RunHeader,
     Source,
-    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -155,7 +154,10 @@ def _build_run(decoded: DecodedRequest, *, where: str, index: int, framework: st
             continue
         ended_with_answer = False
         results = message.tool_results
-        if message.role == "user" and any(isinstance(p, TextPart) for p in message.parts):
+        # Every user message that is not only tool results starts a turn, an empty one ("content": "")
+        # too: the live replay sends the recorded user turns from these events, in order.
+        if (message.role == "user" and len(results) < len(message.parts)) or (
+                message.role == "user" and not message.parts):
             recorder.turn_start(message.model_copy(update={"parts": [
                 p for p in message.parts if not isinstance(p, ToolResultPart)]}),
                 turn=len(recorder.events), provenance=Provenance.RECONSTRUCTED)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
+from replaykit.core import jsonsafe
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("branch", help="new run: the prefix before step N served, step N edited")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
     parser.add_argument("--at", type=int, required=True, metavar="N", help="the step to edit")
@@ -35,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
             "run_id": child.run_id,
             "parent_run_id": parent.run_id,
             "at": args.at,
-            "edit": lineage.edit.model_dump(mode="json", exclude_none=True),
+            "edit": jsonsafe.model_data(lineage.edit, exclude_none=True),
             "live_from": (lineage.details or {}).get("live_from"),
             "steps": len(child.steps),
             "path": str(store.path_for(child.run_id)),

@@ -9,7 +9,7 @@ from typing import Any
 from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "cost", help="cost ledger: per LLM step, per run, and a branch against its original",
     )

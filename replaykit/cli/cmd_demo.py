@@ -15,7 +15,7 @@ from replaykit.cli._common import add_json, print_json
 _MARKS = {"ok": ("ok  ", "green"), "skipped": ("skip", "yellow"), "failed": ("FAIL", "bold red")}
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo", help="the whole product on a bundled Hermes recording, offline",
         description="Inspect, replay, branch, play live (a scripted local server by default), diff, export "

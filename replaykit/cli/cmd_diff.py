@@ -9,7 +9,7 @@ from typing import Any
 from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("diff", help="compare two runs step by step (exit 1 when they differ)")
     parser.add_argument("run_a", metavar="RUN_A", help="run id in the store, or path to a trace file")
     parser.add_argument("run_b", metavar="RUN_B", help="run id in the store, or path to a trace file")
@@ -19,64 +19,90 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=handle)
 
 
-def _edits(store: Any, runs: list[Any]) -> list[Any]:
-    from replaykit.core.play import lineage_chain
-
-    edits = []
-    for run in runs:
-        for ancestor in lineage_chain(store, run):
-            if ancestor.header.lineage is not None and ancestor.header.lineage.edit is not None:
-                edits.append(ancestor.header.lineage.edit)
-    return edits
-
-
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.diff import diff_runs, lineage_edits
 
     run_a = load_run(args, args.run_a)
     run_b = load_run(args, args.run_b)
-    result = diff_runs(run_a, run_b, edits=_edits(open_store(args), [run_a, run_b]))
+    result = diff_runs(run_a, run_b, edits=lineage_edits(open_store(args), [run_a, run_b]))
     if args.html:
         _write_html(result, args.html)
     if args.json:
         print_json(result.to_json())
         return 0 if result.equal else 1
-    from rich.table import Table
+    _print_text(result)
+    return 0 if result.equal else 1
+
+
+def _value(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _print_text(result: Any) -> None:
+    """The first divergence and its cause on top (with which messages changed), then the aligned steps
+    as a unified diff: ``-`` only in A (or A's side), ``+`` only in B, one line each, clipped to the
+    terminal's width."""
     from rich.text import Text
 
+    from replaykit.core.message_diff import describe_change
+
     out = console()
+    width = max(60, out.width)
+
+    def line(text: str, style: str = "") -> None:
+        out.print(Text(text if len(text) <= width else text[: width - 1] + "…", style=style), no_wrap=True,
+                  overflow="crop")
+
     if result.equal:
-        out.print(Text(f"equal: {result.run_a} and {result.run_b} ({result.steps_a} steps)"))
+        line(f"equal: {result.run_a} and {result.run_b} ({result.steps_a} steps)", "bold green")
     else:
         first = result.first
-        assert first is not None
-        out.print(Text(f"differ: first divergence at step {first.step}, field {first.field}, cause {first.cause}"),
-                  style="bold red")
-    table = Table(show_lines=False)
-    for column in ("step", f"A {result.run_a}", "prov A", f"B {result.run_b}", "prov B", "difference"):
-        table.add_column(column, overflow="fold")
+        where = f"A {first.step_a if first.step_a is not None else '-'} / B {first.step_b if first.step_b is not None else '-'}"
+        line(f"differ: first divergence at step {first.step} ({where}), field {first.field}, cause {first.cause}",
+             "bold red")
+        if first.messages:
+            for change in first.messages[:8]:
+                line("  " + describe_change(change))
+        else:
+            line("  A: " + _value(first.a))
+            line("  B: " + _value(first.b))
+    counts = result.alignment()
+    line(f"A {result.run_a} ({result.steps_a} steps) vs B {result.run_b} ({result.steps_b} steps): "
+         f"{counts['equal']} equal, {counts['changed']} changed, {counts['removed']} only in A, "
+         f"{counts['inserted']} only in B", "dim")
     for row in result.rows:
         a, b = row["a"] or {}, row["b"] or {}
-        diff_text = f"{row['field']} ({row['cause']})" if row["differs"] else ""
-        table.add_row(Text(str(row["step"])), Text(a.get("summary", "—")), Text(a.get("provenance", "")),
-                      Text(b.get("summary", "—")), Text(b.get("provenance", "")), Text(diff_text),
-                      style="red" if row["differs"] else None)
-    out.print(table)
+        na = "" if row["step_a"] is None else str(row["step_a"])
+        nb = "" if row["step_b"] is None else str(row["step_b"])
+        head = f"{na:>3} {nb:>3} "
+        why = f"{row['field']} differs ({row['cause']})"
+        if row["op"] == "equal":
+            line(f"{head}  {a.get('summary', '')}")
+        elif row["op"] == "removed":
+            line(f"{head}- {a.get('summary', '')}", "red")
+        elif row["op"] == "inserted":
+            line(f"{head}+ {b.get('summary', '')}", "green")
+        else:
+            line(f"{head}~ {why}", "yellow")
+            line(f"{'':>8}- {a.get('summary', '')}", "red")
+            line(f"{'':>8}+ {b.get('summary', '')}", "green")
+    shown: list[Any] = []
+    for difference in result.differences[1:]:
+        if difference.messages and difference.messages != shown:  # the same change again says nothing new
+            shown = difference.messages
+            line(f"step {difference.step}: the request differs ({difference.cause}):", "dim")
+            for change in difference.messages[:4]:
+                line("  " + describe_change(change))
     for note in result.notes:
-        out.print(Text(f"{note['kind']} in run {note['run'].upper()} at step {note['step']}: {note['reason']}"),
-                  style="yellow")
-    out.print(Text(f"{len(result.differences)} difference(s)"))
-    return 0 if result.equal else 1
+        line(f"{note['kind']} in run {note['run'].upper()} at step {note['step']}: {note['reason']}", "yellow")
+    line(f"{len(result.differences)} difference(s)")
 
 
 def _write_html(result: Any, path: str) -> None:
     from pathlib import Path
 
-    from replaykit.core.errors import ReplaykitError
+    from replaykit.exporters.html_report import write_diff_html
 
-    try:
-        from replaykit.exporters.html_report import write_diff_html
-    except ImportError as exc:
-        raise ReplaykitError("--html needs the HTML report exporter (replaykit.exporters.html_report), "
-                             "which is not in this build") from exc
     write_diff_html(result, Path(path))

@@ -11,10 +11,11 @@ import argparse
 from typing import Any
 
 from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
+from replaykit.cli._corpus_flags import add_corpus_flags
 from replaykit.exporters import FORMATS, TRAINING_FORMATS
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("export", help="export a run (script, graph, agent, training data, html)")
     parser.add_argument("runs", metavar="RUN", nargs="*", help="run id(s) or trace file(s)")
     parser.add_argument("--format", required=True, choices=sorted([*FORMATS, *TRAINING_FORMATS]))
@@ -23,16 +24,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--all", action="store_true", help="training formats: every run in the store")
     parser.add_argument("--no-redact", action="store_true", help="training formats: do not redact")
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
+    parser.add_argument("--fail-closed", action="store_true",
+                        help="training formats: replace a string that cannot be analysed whole")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,
                         help="training formats: write preference pairs; which side is 'chosen'")
+    parser.add_argument("--min-health", type=int, default=None, metavar="S",
+                        help="training formats: leave out runs whose health score is below S (0-100)")
     parser.add_argument("--parquet", action="store_true",
-                        help="training formats: write Parquet (plus a dataset card PATH.md) instead of JSONL")
+                        help="training formats: write Parquet (plus a dataset card PATH.md) instead of JSONL; "
+                             "with -o DIR, a Parquet shard beside each JSONL shard")
     parser.add_argument("--include-content", action="store_true",
                         help="otel: write message content, tool arguments and results (opt-in by the conventions)")
     parser.add_argument("--otlp-endpoint", metavar="URL", default=None,
                         help="otel: also send the spans to this OTLP/HTTP collector")
     parser.add_argument("--atif-version", choices=("1.7", "1.8"), default=None,
                         help="atif: the ATIF version to write (default 1.8)")
+    add_corpus_flags(parser)
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)

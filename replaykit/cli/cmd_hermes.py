@@ -9,7 +9,7 @@ from pathlib import Path
 from replaykit.cli._common import add_json, add_store, console, load_run, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("hermes", help="Hermes Agent integration (install the recording plugin)")
     sub = parser.add_subparsers(dest="hermes_command", metavar="ACTION")
     install = sub.add_parser("install", help="install and enable the replaykit plugin in a Hermes home")

@@ -9,7 +9,7 @@ from replaykit.adapters import IMPORTERS
 from replaykit.cli._common import add_json, add_store, console, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("import", help="import provider logs or Hermes data as runs")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--format", required=True, choices=sorted(IMPORTERS))

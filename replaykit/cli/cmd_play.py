@@ -1,5 +1,6 @@
 """replaykit play RUN --engine hermes|pydantic-ai|langgraph|openai --base-url URL --model NAME: serve the
-prefix from the record, then run live from the cut, recording a new run (lineage ``play``)."""
+prefix from the record, then run live from the cut, recording a new run (lineage ``play``).
+``--offline`` (no endpoint, no key): the engine's loop runs with every step served from the record."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from replaykit.cli._common import add_json, add_store, load_run, open_store, pri
 from replaykit.engines import ENGINES
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("play", help="serve the recorded prefix, then run live from the cut")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
     parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that runs live")
-    parser.add_argument("--base-url", required=True, metavar="URL", help="OpenAI-compatible endpoint")
-    parser.add_argument("--model", required=True, metavar="NAME", help="model name at that endpoint")
+    parser.add_argument("--base-url", metavar="URL", default=None,
+                        help="OpenAI-compatible endpoint (required unless --offline)")
+    parser.add_argument("--model", metavar="NAME", default=None,
+                        help="model name at that endpoint (required unless --offline)")
+    parser.add_argument("--offline", action="store_true",
+                        help="serve every step from the record: no endpoint, no key, 0 provider calls, "
+                             "0 tool executions; a request past the record's end gets a synthetic answer")
     parser.add_argument("--api-key-env", metavar="VAR", default=None,
                         help="name of the environment variable holding the API key (never stored)")
     parser.add_argument("--allow-destructive", action="store_true",
@@ -29,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--tools-module", metavar="PATH", default=None,
                         help="Python file with your real tool implementations (a function per tool name, or "
                              "TOOLS = {name: fn}); live calls run them through the destructive-tool guard "
-                             "(--engine pydantic-ai)")
+                             "(--engine openai, pydantic-ai, langgraph)")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -44,6 +50,12 @@ def handle(args: argparse.Namespace) -> int:
         raise BadInput("--stale-timeout must be a positive number of seconds")
     if args.max_iterations < 1:
         raise BadInput("--max-iterations must be at least 1")
+    if args.offline and (args.base_url is not None or args.api_key_env is not None):
+        raise BadInput("--offline calls no endpoint: drop --base-url / --api-key-env (or drop --offline)")
+    if args.offline and args.at is not None:
+        raise BadInput("--offline serves every step: --at does not apply")
+    if not args.offline and (args.base_url is None or args.model is None):
+        raise BadInput("play needs --base-url URL and --model NAME (or --offline to serve the whole record)")
     extra: dict[str, Any] = {}
     if args.tools_module is not None:
         able = sorted(name for name, info in ENGINES.items() if info.tools_module)
@@ -55,9 +67,10 @@ def handle(args: argparse.Namespace) -> int:
             raise BadInput(f"--tools-module {args.tools_module}: no such file")
         extra["tools_module"] = args.tools_module
     run = load_run(args)
-    options = PlayOptions(base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
+    options = PlayOptions(base_url=args.base_url or "", model=args.model or "", api_key_env=args.api_key_env,
                           allow_destructive=args.allow_destructive, stale_timeout=args.stale_timeout,
-                          store=open_store(args), cut=args.at, max_iterations=args.max_iterations, extra=extra)
+                          store=open_store(args), cut=args.at, serve_only=args.offline,
+                          max_iterations=args.max_iterations, extra=extra)
     options.safe_base_url()  # validate before anything starts
     options.api_key()  # a named but unset variable is a one-line error before any work
     result = play(run, args.engine, options)

@@ -7,7 +7,7 @@ import argparse
 from replaykit.cli._common import add_json, add_store, console, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "replay", help="replay a run from the record (0 provider calls, 0 tool executions)"
     )

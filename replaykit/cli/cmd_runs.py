@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from replaykit.cli._common import add_json, add_store, console, open_store, print_json
+from replaykit.cli._common import add_json, add_store, console, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("runs", help="list recorded runs")
     add_store(parser)
     add_json(parser)
@@ -15,18 +16,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    summaries = sorted(store.iter_summaries(), key=lambda s: s.created_at)
+    # The stdlib-only listing: no pydantic import, each file's header line only (fast on any store).
+    from replaykit.core.store_index import default_store_root, iter_summaries
+
+    root = Path(args.store).expanduser() if args.store is not None else default_store_root()
+    summaries = sorted(iter_summaries(root), key=lambda s: s.created_at)
     if args.json:
-        print_json({"store": str(store.root), "runs": [s.to_json() for s in summaries]})
+        print_json({"store": str(root), "runs": [s.to_json() for s in summaries]})
         return 0
     from rich.table import Table
 
     out = console()
     if not summaries:
-        out.print(f"no runs in {store.root}")
+        out.print(f"no runs in {root}")
         return 0
-    table = Table(title=f"runs in {store.root}", title_justify="left")
+    table = Table(title=f"runs in {root}", title_justify="left")
     for column in ("run id", "created", "source", "model", "lineage", "size"):
         table.add_column(column)
     for s in summaries:

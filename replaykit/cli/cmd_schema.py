@@ -7,7 +7,7 @@ import argparse
 from replaykit.cli._common import add_json, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("schema", help="print the JSON Schema of the trace format")
     add_json(parser)  # accepted for uniformity: the output is always JSON
     parser.set_defaults(handler=handle)

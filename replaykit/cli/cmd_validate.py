@@ -9,7 +9,7 @@ from typing import Any
 from replaykit.cli._common import add_json, add_store, open_store, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("validate", help="check a trace file; exit 1 if it is invalid")
     parser.add_argument("path", metavar="PATH", help="trace file (or a run id in the store)")
     add_store(parser)

@@ -4,7 +4,7 @@ Every step calls the public command line in-process (``replaykit.cli.main.main([
 stdout captured), so the demo exercises the same contract a user or a script does. Everything goes
 under one output directory with its own store; the user's default store is never touched.
 
-A step whose extra is not installed, or whose command has not landed in this build, is reported as
+A step whose extra is not installed is reported as
 ``skipped`` with the reason, never faked; any other failure is ``failed``. Steps that need an earlier
 step's output are skipped with the reason when that step did not succeed.
 """
@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +43,7 @@ class StepFailed(Exception):
 
 
 class StepSkipped(Exception):
-    """A step cannot run in this installation (extra missing, feature not in this build, input missing)."""
+    """A step cannot run in this installation (extra missing, input missing)."""
 
 
 @dataclass
@@ -107,13 +106,9 @@ def call_cli(argv: Sequence[str]) -> CliCall:
 def _not_available(call: CliCall) -> str | None:
     """The reason when a command failed because a part is missing from this installation."""
     text = call.error
-    if call.code == 2 and ("extra (" in text or "not available in this build" in text):
+    if call.code == 2 and "extra (" in text:
         return text
     return None
-
-
-def command_available(name: str) -> bool:
-    return find_spec(f"replaykit.cli.cmd_{name}") is not None
 
 
 @dataclass
@@ -325,8 +320,6 @@ class Demo:
         return doc
 
     def diff(self) -> tuple[str, dict[str, str], dict[str, Any]]:
-        if not command_available("diff"):
-            raise StepSkipped("`replaykit diff` is not in this build yet")
         assert self.report.run_id is not None
         other = self.report.play_run_id or self.report.branch_run_id
         if other is None:
@@ -347,8 +340,6 @@ class Demo:
                 paths, {"first": first, "equal": doc.get("equal")})
 
     def cost(self) -> tuple[str, dict[str, str], dict[str, Any]]:
-        if not command_available("cost"):
-            raise StepSkipped("`replaykit cost` is not in this build yet")
         target = self.report.play_run_id or self.report.run_id
         assert target is not None
         doc = self.checked("cost", target)

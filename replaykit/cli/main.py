@@ -20,7 +20,7 @@ from replaykit.cli._common import fail, run_handler
 #: The fixed command contract (product.md). Order is the order of ``--help``.
 COMMANDS = (
     "demo", "runs", "inspect", "replay", "branch", "play", "diff", "export", "redact",
-    "import", "cost", "validate", "schema", "hermes",
+    "import", "cost", "validate", "schema", "hermes", "stats", "view",
 )
 
 
@@ -31,31 +31,12 @@ class Parser(argparse.ArgumentParser):
         fail(f"{message} (see '{self.prog} --help')", code=2)
 
 
-def _reserved(subparsers: argparse._SubParsersAction, name: str) -> None:  # type: ignore[type-arg]
-    parser = subparsers.add_parser(name, help=f"({name}: not available in this build)")
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
-
-    def handler(args: argparse.Namespace) -> int:
-        fail(f"'replaykit {name}' is not available in this build yet", code=2)
-        return 2
-
-    parser.set_defaults(handler=handler)
-
-
 def build_parser() -> Parser:
     parser = Parser(prog="replaykit", description="Record, replay, branch, diff and export agent runs.")
     parser.add_argument("--version", action="version", version=f"replaykit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMANDS:
-        module_name = f"replaykit.cli.cmd_{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            _reserved(subparsers, name)
-            continue
-        module.register(subparsers)
+        importlib.import_module(f"replaykit.cli.cmd_{name}").register(subparsers)
     return parser
 
 

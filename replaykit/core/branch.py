@@ -124,7 +124,7 @@ def branch(store: RunStore, parent: Run, at: int, *, args: str | None = None, re
     position = next(i for i, e in enumerate(parent.events) if e.id == step_event.id)
     prefix: list[Event] = []
     for event in parent.events[:position]:
-        if isinstance(event, LLMCallEvent | ToolCallEvent) and event.provenance != Provenance.EDITED:
+        if isinstance(event, (LLMCallEvent, ToolCallEvent)) and event.provenance != Provenance.EDITED:
             event = event.model_copy(update={"provenance": Provenance.SERVED})
         prefix.append(event)
     next_seq = max((e.seq for e in prefix), default=-1) + 1

@@ -53,7 +53,7 @@ def _normalize(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_normalize(v) for v in value]
     if hasattr(value, "model_dump"):
-        return _normalize(value.model_dump(mode="json", exclude_none=True))
+        return _normalize(_plain(value))
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
@@ -100,8 +100,14 @@ def _fields(item: Any) -> Any:
     return item if isinstance(item, dict) else item.__dict__
 
 
-def _plain(part: Any) -> Any:
-    return part if isinstance(part, dict) else part.model_dump(mode="json", exclude_none=True)
+def _plain(item: Any) -> Any:
+    if isinstance(item, dict):
+        return item
+    # An IR model: only ever inside replaykit (generated code passes plain JSON), so this import never
+    # runs where the module is embedded. jsonsafe also dumps dict keys holding lone surrogates.
+    from replaykit.core import jsonsafe
+
+    return jsonsafe.model_data(item, exclude_none=True)
 
 
 def _parse_args(part: Any) -> Any:
@@ -153,7 +159,13 @@ def normalized_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
             else:
                 merged.append(p)
         merged = [p for p in merged if p != ["text", ""]] if role == "assistant" else merged
-        out.append({"role": "system" if role == "developer" else role, "parts": merged})
+        # A tool result is the same request content whether the provider carries it in a user message
+        # (Anthropic) or in a tool message of its own (OpenAI): each fingerprints as its own tool message.
+        results = [p for p in merged if p[0] == "tool_result"]
+        out.extend({"role": "tool", "parts": [p]} for p in results)
+        rest = [p for p in merged if p[0] != "tool_result"]
+        if rest or not results:
+            out.append({"role": "system" if role == "developer" else role, "parts": rest})
     return out
 
 

@@ -118,8 +118,11 @@ class ReplayCursor:
         recorder: Recorder | None = None,
         reference: Sequence[Run] = (),
         compare_tools: bool = False,
+        offline: bool = False,
     ) -> None:
         self.record = record
+        # offline (``play --offline``): nothing may go live; a desync ends the turn synthetically.
+        self.offline = offline
         # cut=None: a pure replay; past the end of the record only synthetic answers are given.
         self.serve_only = cut is None
         self.cut = len(record.steps) if cut is None else max(0, cut)
@@ -162,6 +165,8 @@ class ReplayCursor:
         answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
         with self._lock:
             state = self._state
+            if state.live and self.offline:
+                return self._synthetic(messages, tools, record_kw)
             actual = None if state.live or state.exhausted else serve.request_fingerprint(
                 messages, tools if self.compare_tools else None)
             decision = state.llm(actual, self._expected_fingerprint)
@@ -172,6 +177,8 @@ class ReplayCursor:
                 if decision.reason == "desync" and rnd is not None:
                     self._desync(rnd.llm_step, "LLM request does not match the record", decision.expected,
                                  decision.actual)
+                    if self.offline:
+                        return self._synthetic(messages, tools, record_kw)
                 return LLMDecision("live", rnd.llm_step if rnd is not None else None, reason=decision.reason)
             assert rnd is not None
             response = _apply_args_edit(rnd.llm.response, self.edit)
@@ -279,8 +286,9 @@ class ReplayCursor:
         step = len(self.record.steps)
         self.counters.synthetic_steps += 1
         if self.recorder is not None:
-            self.recorder.synthetic(step, reason="completion requested after the record ended: "
-                                                 "synthetic end-of-turn answer, no provider call")
+            why = "the record cannot answer this request offline" if self._state.live else \
+                "completion requested after the record ended"
+            self.recorder.synthetic(step, reason=f"{why}: synthetic end-of-turn answer, no provider call")
             kw = {k: v for k, v in record_kw.items() if k in ("model", "params", "api")}
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)

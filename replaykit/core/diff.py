@@ -1,10 +1,17 @@
 """Diff two runs step by step: the first divergence, why it happened, and every later difference.
 
-Runs are aligned by step number (LLM calls and tool calls in recorded order); a group of parallel tool
+Runs are aligned as sequences of steps (LLM calls and tool calls in recorded order), by
+``difflib.SequenceMatcher`` over a key per step (a tool step's name and parsed arguments; an LLM step's
+answer: text and the tool calls it asked for), so a step inserted or removed in one run shows as one
+insertion or removal, not as every later step differing. Steps of a non-matching stretch are paired by
+kind (and tool name) where they can be; a pair is then compared field by field. A group of parallel tool
 calls that finished in another order is matched call by call (by id, else name + arguments). Compared: the kind of
-each step; for LLM steps the request's messages (by fingerprint, volatile fields ignored), the answer
+each step; for LLM steps the request's messages (message by message in the fingerprint's normal form:
+volatile fields and tool call ids ignored; each message normalized once per diff), the answer
 text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
-reason; for tool steps the name, parsed arguments, result, status and error. Never compared: ids,
+reason; for tool steps the name, parsed arguments, result, status and error. When a request's messages
+differ, the difference lists which messages changed and how (``message_diff.message_changes``: index,
+role, an inline text diff). Never compared: ids,
 times, durations, usage, provider response ids, model names (a play against another model is
 compared on what the model *did*).
 
@@ -24,32 +31,42 @@ Each difference carries a cause:
 
 from __future__ import annotations
 
-import json
+import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core.canonical import canonical_json
 from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
+from replaykit.core.message_diff import KeyCache, message_changes
 from replaykit.core.run import Run, Step
-from replaykit.core.timeline import describe
+from replaykit.core.store import RunStore
+from replaykit.core.timeline import describe, parsed_arguments
 
 CAUSES = ("edit", "desync", "synthetic_end", "unavailable_tool", "tool_result", "model_drift", "input")
 
 
 @dataclass
 class Difference:
+    """One field of one aligned pair of steps that differs. ``step`` is the step number in run A (in run
+    B for a step only B has); ``step_a`` / ``step_b`` are the numbers in each run (None: absent there)."""
+
     step: int
     field: str
     cause: str
     a: Any = None
     b: Any = None
     follows: int | None = None
+    step_a: int | None = None
+    step_b: int | None = None
+    messages: list[dict[str, Any]] | None = None  # request.messages only: which messages changed, how
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"step": self.step, "field": self.field, "cause": self.cause,
-                               "a": self.a, "b": self.b}
+        out: dict[str, Any] = {"step": self.step, "step_a": self.step_a, "step_b": self.step_b,
+                               "field": self.field, "cause": self.cause, "a": self.a, "b": self.b}
         if self.follows is not None:
             out["follows"] = self.follows
+        if self.messages is not None:
+            out["messages"] = self.messages
         return out
 
 
@@ -71,6 +88,13 @@ class DiffResult:
     def first(self) -> Difference | None:
         return self.differences[0] if self.differences else None
 
+    def alignment(self) -> dict[str, int]:
+        """How many aligned rows are equal, changed, only in A (removed) and only in B (inserted)."""
+        counts = {"equal": 0, "changed": 0, "removed": 0, "inserted": 0}
+        for row in self.rows:
+            counts[row["op"]] += 1
+        return counts
+
     def to_json(self) -> dict[str, Any]:
         return {
             "run_a": self.run_a,
@@ -79,32 +103,21 @@ class DiffResult:
             "steps_a": self.steps_a,
             "steps_b": self.steps_b,
             "first_divergence": self.first.to_json() if self.first else None,
+            "alignment": self.alignment(),
             "differences": [d.to_json() for d in self.differences],
             "steps": self.rows,
             "notes": self.notes,
         }
 
 
-def _args(value: Any, raw: str | None = None) -> Any:
-    if raw is not None:
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _llm_fields(run: Run, event: LLMCallEvent) -> dict[str, Any]:
+def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache) -> dict[str, Any]:
     message = event.response.message
     return {
-        "request.messages": fingerprint(run.request_messages(event)),
+        # A list of per-message normal forms, compared with == (not re-serialized: a long run's
+        # requests are long, and each message is normalized once per diff).
+        "request.messages": [keys.norm(m) for m in run.request_messages(event)],
         "response.text": message.text,
-        "response.tool_calls": [[c.name, _args(c.arguments, c.raw_arguments)] for c in message.tool_calls],
+        "response.tool_calls": [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls],
         "response.finish_reason": event.response.finish_reason,
     }
 
@@ -112,16 +125,16 @@ def _llm_fields(run: Run, event: LLMCallEvent) -> dict[str, Any]:
 def _tool_fields(event: ToolCallEvent) -> dict[str, Any]:
     return {
         "name": event.name,
-        "arguments": _args(event.arguments, event.raw_arguments),
+        "arguments": parsed_arguments(event.arguments, event.raw_arguments),
         "result": event.result,
         "status": event.status,
         "error": event.error,
     }
 
 
-def _fields(run: Run, step: Step) -> dict[str, Any]:
+def _fields(run: Run, step: Step, keys: KeyCache) -> dict[str, Any]:
     event = step.event
-    return _llm_fields(run, event) if isinstance(event, LLMCallEvent) else _tool_fields(event)
+    return _llm_fields(run, event, keys) if isinstance(event, LLMCallEvent) else _tool_fields(event)
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -171,14 +184,62 @@ def _cause(step_a: Step | None, step_b: Step | None, field_name: str, edits: lis
 def _row(run: Run, step: Step | None) -> dict[str, Any] | None:
     if step is None:
         return None
-    return {"kind": step.kind, "provenance": str(step.event.provenance), "summary": describe(step.event),
+    return {"step": step.index, "kind": step.kind, "provenance": str(step.event.provenance),
+            "summary": describe(step.event),
             "name": step.event.name if isinstance(step.event, ToolCallEvent) else None}
+
+
+def _step_key(step: Step) -> str:
+    """What a step *is*, for alignment: a tool step's call (name, arguments); an LLM step's answer
+    (text, tool calls asked for). Results and requests are left out: they are what gets compared."""
+    event = step.event
+    if isinstance(event, ToolCallEvent):
+        return "tool:" + _tool_key(step)
+    message = event.response.message
+    return "llm:" + canonical_json([message.text,
+                                    [[c.name, parsed_arguments(c.arguments, c.raw_arguments)]
+                                     for c in message.tool_calls]])
+
+
+def _coarse_key(step: Step) -> str:
+    event = step.event
+    return f"tool:{event.name}" if isinstance(event, ToolCallEvent) else "llm"
+
+
+Pair = tuple[Step | None, Step | None]
+
+
+def _pair_stretch(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
+    """Pair the steps of a stretch where the two runs differ: same kind (and tool name) first, in
+    order; what is left over is a removal (only in A) or an insertion (only in B)."""
+    pairs: list[Pair] = []
+    matcher = difflib.SequenceMatcher(None, [_coarse_key(s) for s in a_steps], [_coarse_key(s) for s in b_steps],
+                                      autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        paired = (i2 - i1) if tag == "equal" else min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        pairs.extend((a_steps[i1 + k], b_steps[j1 + k]) for k in range(paired))
+        pairs.extend((a_steps[i], None) for i in range(i1 + paired, i2))
+        pairs.extend((None, b_steps[j]) for j in range(j1 + paired, j2))
+    return pairs
+
+
+def align(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
+    """The two step sequences aligned: matching steps paired, inserted and removed steps alone."""
+    pairs: list[Pair] = []
+    matcher = difflib.SequenceMatcher(None, [_step_key(s) for s in a_steps], [_step_key(s) for s in b_steps],
+                                      autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs.extend(zip(a_steps[i1:i2], b_steps[j1:j2], strict=True))
+        else:
+            pairs.extend(_pair_stretch(a_steps[i1:i2], b_steps[j1:j2]))
+    return pairs
 
 
 def _tool_key(step: Step) -> str:
     event = step.event
     assert isinstance(event, ToolCallEvent)
-    return canonical_json([event.name, _args(event.arguments, event.raw_arguments)])
+    return canonical_json([event.name, parsed_arguments(event.arguments, event.raw_arguments)])
 
 
 def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:
@@ -212,6 +273,19 @@ def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:
     return out
 
 
+def lineage_edits(store: RunStore, runs: list[Run]) -> list[Edit]:
+    """The branch edits of every run ``runs`` descend from (present in ``store``): a play of a branch
+    diffed against the original still knows which step was edited."""
+    from replaykit.core.play import lineage_chain
+
+    edits = []
+    for run in runs:
+        for ancestor in lineage_chain(store, run):
+            if ancestor.header.lineage is not None and ancestor.header.lineage.edit is not None:
+                edits.append(ancestor.header.lineage.edit)
+    return edits
+
+
 def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
     """Compare ``a`` and ``b`` (``edits``: the branch edits of either run's lineage, for causes)."""
     edits = list(edits or [])
@@ -228,31 +302,37 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                 result.notes.append({"run": label, "kind": event.kind, "step": getattr(event, "step", None),
                                      "reason": getattr(event, "reason", "")})
     first_index: int | None = None
-    b_steps = _align_parallel(a.steps, b.steps)
-    for index in range(max(len(a.steps), len(b_steps))):
-        step_a = a.steps[index] if index < len(a.steps) else None
-        step_b = b_steps[index] if index < len(b_steps) else None
+    keys = KeyCache()
+    for step_a, step_b in align(a.steps, _align_parallel(a.steps, b.steps)):
+        index = step_a.index if step_a is not None else step_b.index if step_b is not None else 0
+        # Desync events number steps in the run that desynced (the played one, B, in practice).
+        position = step_b.index if step_b is not None else index
         found: list[Difference] = []
         if step_a is None or step_b is None:
             present = step_a or step_b
             assert present is not None
-            found.append(Difference(index, "step", _cause(step_a, step_b, "step", edits, desync, index),
+            found.append(Difference(index, "step", _cause(step_a, step_b, "step", edits, desync, position),
                                     None if step_a is None else describe(step_a.event),
                                     None if step_b is None else describe(step_b.event)))
         elif step_a.kind != step_b.kind:
-            found.append(Difference(index, "kind", _cause(step_a, step_b, "kind", edits, desync, index),
+            found.append(Difference(index, "kind", _cause(step_a, step_b, "kind", edits, desync, position),
                                     step_a.kind, step_b.kind))
         else:
-            fields_a, fields_b = _fields(a, step_a), _fields(b, step_b)
+            fields_a, fields_b = _fields(a, step_a, keys), _fields(b, step_b, keys)
             for name, value_a in fields_a.items():
                 value_b = fields_b[name]
-                if _same(value_a, value_b):
+                if value_a == value_b if name == "request.messages" else _same(value_a, value_b):
                     continue
-                cause = _cause(step_a, step_b, name, edits, desync, index)
-                shown_a, shown_b = value_a, value_b
+                cause = _cause(step_a, step_b, name, edits, desync, position)
+                difference = Difference(index, name, cause, value_a, value_b)
                 if name == "request.messages":
-                    shown_a, shown_b = "fingerprint " + str(value_a), "fingerprint " + str(value_b)
-                found.append(Difference(index, name, cause, shown_a, shown_b))
+                    difference.a, difference.b = f"{len(value_a)} messages", f"{len(value_b)} messages"
+                    difference.messages = message_changes(a.request_messages(step_a.event),
+                                                          b.request_messages(step_b.event), keys)
+                found.append(difference)
+        for difference in found:
+            difference.step_a = step_a.index if step_a is not None else None
+            difference.step_b = step_b.index if step_b is not None else None
         if found and first_index is not None:
             # A step whose input already differs (or a tool call the diverged model asked for) is a
             # consequence of the first divergence, not a new cause.
@@ -265,8 +345,12 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
         if found and first_index is None:
             first_index = index
         result.differences.extend(found)
+        op = "removed" if step_b is None else "inserted" if step_a is None else "changed" if found else "equal"
         result.rows.append({
             "step": index,
+            "step_a": step_a.index if step_a is not None else None,
+            "step_b": step_b.index if step_b is not None else None,
+            "op": op,
             "differs": bool(found),
             "field": found[0].field if found else None,
             "cause": found[0].cause if found else None,

@@ -28,10 +28,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-SCHEMA_NAME = "replaykit.trace"
-SCHEMA_VERSION = 1
-#: Every schema version this build can read (older ones are migrated on load).
-READABLE_SCHEMA_VERSIONS = frozenset({1})
+from replaykit.core.store_index import READABLE_SCHEMA_VERSIONS, SCHEMA_NAME, SCHEMA_VERSION  # noqa: F401
 
 JSONDict = dict[str, Any]
 

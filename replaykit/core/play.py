@@ -26,19 +26,24 @@ from replaykit.core.store import RunStore, new_run_id, utc_now_iso
 class PlayOptions:
     """Options of ``replaykit play`` (one field per flag) plus engine tuning."""
 
-    base_url: str
-    model: str
+    base_url: str = ""  # empty only offline (serve_only)
+    model: str = ""  # empty offline: the record's model
     api_key_env: str | None = None  # the NAME of the env var holding the key; the key is never stored
     allow_destructive: bool = False
     stale_timeout: float | None = 60.0  # seconds without a byte on a stream before retrying
     store: RunStore = field(default_factory=RunStore)
     cut: int | None = None  # step where live execution starts; None: ``play_cut(run)``
-    serve_only: bool = False  # serve the whole record, synthetic answers past its end, never live
+    serve_only: bool = False  # offline: serve the whole record, synthetic answers past its end, never live
     max_iterations: int = 50  # LLM calls per user turn before the budget's grace call
     max_attempts: int = 4  # per LLM call (first try + retries)
     request_timeout: float = 120.0
     run_id: str | None = None  # id of the new run (default: generated)
     extra: dict[str, Any] = field(default_factory=dict)  # engine-specific knobs
+
+    @property
+    def offline(self) -> bool:
+        """``replaykit play --offline``: everything served, no endpoint: nothing is called or executed."""
+        return self.serve_only and not self.base_url
 
     def api_key(self) -> str | None:
         """Read the key from the variable the user named (and only from there)."""
@@ -49,8 +54,10 @@ class PlayOptions:
             raise BadInput(f"--api-key-env {self.api_key_env}: that environment variable is not set")
         return value
 
-    def safe_base_url(self) -> str:
-        """The base URL without credentials or query (what may be written into a trace)."""
+    def safe_base_url(self) -> str | None:
+        """The base URL without credentials or query (what may be written into a trace); None offline."""
+        if not self.base_url and self.serve_only:
+            return None
         parts = urllib.parse.urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadInput(f"--base-url must be an http(s) URL, got {self.base_url[:80]!r}")
@@ -128,7 +135,7 @@ class PlaySession:
         steps = sum(1 for e in self.recorder.events if e.kind in ("llm_call", "tool_call"))
         return PlayResult(run_id=self.run_id, parent_run_id=self.run.run_id, engine=self.engine, status=status,
                           cut=self.cursor.cut, counters=self.cursor.counters, final_answer=final_answer,
-                          error=error, steps=steps, model=self.options.model)
+                          error=error, steps=steps, model=self.options.model or self.run.header.model)
 
 
 def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None) -> PlaySession:
@@ -137,19 +144,23 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     if not 0 <= cut <= len(run.steps):
         raise BadInput(f"cut {cut} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
     base_url = options.safe_base_url()
+    model = options.model or run.header.model
+    details: dict[str, Any] = {"live_from": cut, "model": model, "base_url": base_url}
+    if options.serve_only:
+        details["offline"] = True
     header = run.header.model_copy(update={
         "run_id": options.run_id or new_run_id(f"play-{engine}"),
         "created_at": utc_now_iso(),
-        "model": options.model,
+        "model": model,
         "base_url": base_url,
-        "provider": "openai-compatible",
-        "title": f"play of {run.run_id} with {engine} ({options.model})",
+        "provider": "openai-compatible" if base_url else run.header.provider,
+        "title": f"play of {run.run_id} with {engine} ({model or 'offline'})",
         "source": Source(framework=engine, adapter=f"replaykit.play.{engine}", framework_version=framework_version),
         "lineage": Lineage(relation="play", parent_run_id=run.run_id, parent_step=cut, engine=engine,
-                           details={"live_from": cut, "model": options.model, "base_url": base_url}),
+                           details=details),
     })
     writer = options.store.create(header)
     recorder = Recorder(header, writer)
     cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
-                          reference=lineage_chain(options.store, run))
+                          reference=lineage_chain(options.store, run), offline=options.offline)
     return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

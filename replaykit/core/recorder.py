@@ -81,6 +81,7 @@ class Recorder:
         self._seq = start_seq
         self._lock = threading.RLock()
         self._declared_tools: dict[str, str] = {}  # tools hash -> hash (set semantics, insertion order)
+        self._last_tools: tuple[Sequence[ToolSpec], str] | None = None
         self._last_request_id: str | None = None
         self._last_messages: list[Message] = []
 
@@ -177,23 +178,30 @@ class Recorder:
         """Emit a ``tools`` event the first time a tool set is seen; return its hash."""
         if not tools:
             return None
+        last = self._last_tools
+        if last is not None and last[0] is tools:
+            return last[1]  # the same tool list object again (every call of a run, usually): no re-hash
         digest = tools_hash(tools)
         with self._lock:
-            if digest in self._declared_tools:
-                return digest
-            self._declared_tools[digest] = digest
-            base = self._base(None, None, Provenance.RECORDED, None, None)
-            self.emit(ToolsEvent(**base, hash=digest, tools=list(tools)))
+            if digest not in self._declared_tools:
+                self._declared_tools[digest] = digest
+                base = self._base(None, None, Provenance.RECORDED, None, None)
+                self.emit(ToolsEvent(**base, hash=digest, tools=list(tools)))
+            self._last_tools = (tools, digest)  # only once declared: another thread may use it at once
         return digest
 
     # ------------------------------------------------------------------------------------ delta
 
     def _delta(self, messages: Sequence[Message]) -> MessageDelta:
         previous = self._last_messages
-        keep = 0
-        limit = min(len(previous), len(messages))
-        while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
-            keep += 1
+        n = len(previous)
+        if n and len(messages) >= n and list(messages[:n]) == previous:
+            keep = n  # the conversation grew: one C-level comparison (identity short-cuts each message)
+        else:
+            keep = 0
+            limit = min(n, len(messages))
+            while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
+                keep += 1
         if self._last_request_id is None or keep == 0:
             return MessageDelta(base=None, keep=0, append=list(messages))
         return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, TraceError
 from replaykit.core.ir import LLMCallEvent, TextPart, ToolCallEvent, ToolCallPart, ToolsEvent
 from replaykit.core.replay_doc import RangeError, build_replay_document
@@ -22,8 +23,8 @@ from replaykit.core.run import Run
 
 def run_as_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The run's header and events as plain JSON (exactly what a trace file line holds)."""
-    header = run.header.model_dump(mode="json", exclude_none=True)
-    events = [event.model_dump(mode="json", exclude_none=True) for event in run.events]
+    header = jsonsafe.model_data(run.header, exclude_none=True)
+    events = [jsonsafe.model_data(event, exclude_none=True) for event in run.events]
     return header, events
 
 
@@ -89,7 +90,7 @@ def _light_tool(event: ToolCallEvent) -> dict[str, Any]:
 
 def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The events as the builder reads them, without dumping whole models (see ``_light_llm``)."""
-    header = run.header.model_dump(mode="json", exclude_none=True)
+    header = jsonsafe.model_data(run.header, exclude_none=True)
     events: list[dict[str, Any]] = []
     for event in run.events:
         if isinstance(event, LLMCallEvent):
@@ -100,7 +101,7 @@ def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             events.append({"kind": "tools", "seq": event.seq, "id": event.id, "t": event.t,
                            "duration": event.duration})
         else:
-            events.append(event.model_dump(mode="json", exclude={"request"}, exclude_none=True))
+            events.append(jsonsafe.model_data(event, exclude={"request"}, exclude_none=True))
     return header, events
 
 
@@ -121,13 +122,13 @@ def replay_run(
         header, events = _run_as_light_json(run)
 
         def resolve(event: dict[str, Any]) -> list[dict[str, Any]]:
-            return [m.model_dump(mode="json", exclude_none=True)
+            return [jsonsafe.model_data(m, exclude_none=True)
                     for m in run.request_messages(run.by_id[event["id"]])]
 
         def answer(event: dict[str, Any]) -> dict[str, Any]:
             found = run.by_id[event["id"]]
             assert isinstance(found, LLMCallEvent)
-            message: dict[str, Any] = found.response.message.model_dump(mode="json", exclude_none=True)
+            message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
             return message
 
         return build_replay_document(

@@ -26,11 +26,22 @@ class RangeError(ValueError):
     """``--from`` / ``--to`` outside the run's steps (the caller maps it to a one-line error)."""
 
 
-def _clip(text: Any, limit: int = 120) -> str:
+def clip_text(text: Any, limit: int = 120) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters with an ellipsis.
+    Looks at no more of the text than it needs (a tool result can be megabytes)."""
     if not text:
         return ""
-    flat = " ".join(str(text).split())
+    text = str(text)
+    head = text[: limit * 2]
+    flat = " ".join(head.split())
+    if len(head) < len(text):  # more follows: it decides only when the head collapsed below the limit
+        if len(flat) > limit:
+            return flat[: limit - 1] + "…"
+        flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_clip = clip_text
 
 
 def _args_text(call: dict[str, Any]) -> str:

@@ -3,11 +3,11 @@
 - ``classify(exc_or_status, headers, body)`` names a provider failure: ``rate_limit`` (honours
   ``Retry-After``), ``server`` / ``timeout`` / ``stale`` / ``connection`` (retried), ``auth``,
   ``bad_request``, ``not_found``, ``context_overflow`` (fail at once, one line).
-- ``RetryPolicy`` + ``retry_call`` / ``aretry_call``: a bounded retry loop with jittered exponential
+- ``RetryPolicy`` + ``retry_call``: a bounded retry loop with jittered exponential
   backoff; ``on_attempt`` / ``on_error`` callbacks let the engine count provider calls and record errors.
-- ``stale_guard`` / ``astale_guard``: a stream that goes silent for ``timeout`` seconds raises
+- ``stale_guard``: a stream that goes silent for ``timeout`` seconds raises
   ``StaleStream`` (classified ``stale``: retried).
-- ``continue_truncated`` / ``acontinue_truncated``: an answer cut by the length limit is continued
+- ``continue_truncated``: an answer cut by the length limit is continued
   (bounded) and joined.
 - ``IterationBudget``: at most N LLM calls per turn, then one grace call without tools.
 
@@ -18,7 +18,6 @@ Exceptions are recognised by duck typing (``status_code``, ``response.headers``,
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import queue
 import random
@@ -26,9 +25,6 @@ import re
 import threading
 import time
 from collections.abc import (
-    AsyncIterable,
-    AsyncIterator,
-    Awaitable,
     Callable,
     Iterable,
     Iterator,
@@ -251,28 +247,6 @@ def retry_call(fn: Callable[[], T], policy: RetryPolicy | None = None, *,
             sleep(wait)
 
 
-async def aretry_call(fn: Callable[[], Awaitable[T]], policy: RetryPolicy | None = None, *,
-                      on_attempt: Callable[[int], None] | None = None, on_error: OnError | None = None,
-                      rng: random.Random | None = None) -> T:
-    """``retry_call`` for coroutines (PydanticAI's model layer)."""
-    policy = policy or RetryPolicy()
-    attempt = 0
-    while True:
-        attempt += 1
-        if on_attempt is not None:
-            on_attempt(attempt)
-        try:
-            return await fn()
-        except Exception as exc:
-            error = classify(exc)
-            wait = policy.delay(attempt, error, rng)
-            if on_error is not None:
-                on_error(error, attempt, wait)
-            if wait is None:
-                raise GaveUp(error, attempt) from exc
-            await asyncio.sleep(wait)
-
-
 # ------------------------------------------------------------------------------------------ stale
 
 _END = object()
@@ -309,22 +283,6 @@ def stale_guard(items: Iterable[T], timeout: float | None) -> Iterator[T]:
         yield item
 
 
-async def astale_guard(items: AsyncIterable[T], timeout: float | None) -> AsyncIterator[T]:
-    """``stale_guard`` for async streams."""
-    iterator = items.__aiter__()
-    while True:
-        try:
-            if timeout is None or timeout <= 0:
-                item = await iterator.__anext__()
-            else:
-                item = await asyncio.wait_for(iterator.__anext__(), timeout)
-        except StopAsyncIteration:
-            return
-        except TimeoutError:
-            raise StaleStream(f"no data for {timeout:g}s (stale-stream timeout)") from None
-        yield item
-
-
 # ------------------------------------------------------------------------------------ continuation
 
 CONTINUE_PROMPT = "Continue exactly where your previous message stopped. Do not repeat anything."
@@ -353,21 +311,6 @@ def continue_truncated(messages: Sequence[Message], response: LLMResponse,
     while is_truncated(current) and len(pieces) <= policy.max_continuations:
         history += continuation_turn(current, policy)
         current = call(list(history))
-        pieces.append(current)
-    return join_pieces(pieces)
-
-
-async def acontinue_truncated(messages: Sequence[Message], response: LLMResponse,
-                              call: Callable[[list[Message]], Awaitable[LLMResponse]],
-                              policy: ContinuationPolicy | None = None) -> LLMResponse:
-    """``continue_truncated`` for coroutines (PydanticAI's model layer)."""
-    policy = policy or ContinuationPolicy()
-    pieces = [response]
-    history = list(messages)
-    current = response
-    while is_truncated(current) and len(pieces) <= policy.max_continuations:
-        history += continuation_turn(current, policy)
-        current = await call(list(history))
         pieces.append(current)
     return join_pieces(pieces)
 

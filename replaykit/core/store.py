@@ -46,12 +46,14 @@ from replaykit.core.ir import (
     Event,
     RunHeader,
 )
-
-RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-TRACE_SUFFIX = ".jsonl"
-# A single trace line above this size is refused: a hostile file cannot make the reader allocate
-# unbounded memory for one line.
-MAX_LINE_BYTES = 256 * 1024 * 1024
+from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
+from replaykit.core.store_index import (
+    MAX_LINE_BYTES,
+    RUN_ID_RE,
+    TRACE_SUFFIX,
+    RunSummary,
+    default_store_root,
+)
 
 
 def validate_run_id(run_id: str) -> str:
@@ -72,15 +74,6 @@ def new_run_id(prefix: str = "run") -> str:
 
 def utc_now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def default_store_root(env: dict[str, str] | None = None) -> Path:
-    env = dict(os.environ) if env is None else env
-    if env.get("REPLAYKIT_HOME"):
-        return Path(env["REPLAYKIT_HOME"]).expanduser()
-    if env.get("HERMES_HOME"):
-        return Path(env["HERMES_HOME"]).expanduser() / "replaykit"
-    return Path("~/.replaykit").expanduser()
 
 
 def _ensure_private_dir(path: Path) -> None:
@@ -110,10 +103,10 @@ class RunWriter:
         except FileExistsError as exc:
             raise RunExists(f"run file already exists: {path}") from exc
         if os.fstat(self._fd).st_size == 0:
-            self._write_line(header.model_dump_json(exclude_none=True))
+            self._write_line(model_json(header))
 
     def _write_line(self, text: str) -> None:
-        data = (text + "\n").encode("utf-8", "surrogatepass")
+        data = utf8(text + "\n")
         with self._lock:
             if self._fd is None:
                 raise TraceError(f"run {self.header.run_id} is closed")
@@ -123,7 +116,7 @@ class RunWriter:
                 view = view[written:]
 
     def append(self, event: Event) -> None:
-        self._write_line(event.model_dump_json(exclude_none=True))
+        self._write_line(model_json(event))
 
     def append_raw(self, line: str) -> None:
         """Append an already-serialized event line (used by hot-path recorders)."""
@@ -255,11 +248,27 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
         handle.close()
 
 
+def parse_event_line(line: bytes | str) -> Event:
+    """One current-version event line as an Event.
+
+    Validated straight from bytes (pydantic-core parses; ~3x faster than json.loads +
+    validate_python). pydantic's parser refuses the ``\\udXXX`` escapes of lone surrogates that the
+    writer uses (see core/jsonsafe.py): only a refused line holding one takes the json.loads path.
+    """
+    try:
+        return EVENT_ADAPTER.validate_json(line)
+    except ValidationError:
+        if not may_hold_surrogate_escape(line):
+            raise
+    raw = json.loads(line)
+    if not isinstance(raw, dict):
+        raise ValueError("event is not a JSON object")
+    return EVENT_ADAPTER.validate_python(raw)
+
+
 def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
     if header.schema_version == SCHEMA_VERSION:
-        # Current version: validate straight from bytes (pydantic-core parses; ~3x faster than
-        # json.loads + validate_python). Errors are mapped the same way as below.
-        return EVENT_ADAPTER.validate_json(line)
+        return parse_event_line(line)
     raw = json.loads(line)
     if not isinstance(raw, dict):
         raise ValueError("event is not a JSON object")
@@ -287,32 +296,6 @@ def _parse_event(
 
 
 # --------------------------------------------------------------------------------------------- store
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: str
-    path: Path
-    created_at: str
-    framework: str
-    model: str | None
-    title: str | None
-    parent_run_id: str | None
-    relation: str | None
-    size_bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "path": str(self.path),
-            "created_at": self.created_at,
-            "framework": self.framework,
-            "model": self.model,
-            "title": self.title,
-            "parent_run_id": self.parent_run_id,
-            "relation": self.relation,
-            "size_bytes": self.size_bytes,
-        }
 
 
 class RunStore:
@@ -368,29 +351,9 @@ class RunStore:
         return Run.load(self.resolve(ref))
 
     def iter_summaries(self) -> Iterator[RunSummary]:
-        if not self.root.is_dir():
-            return
-        for path in sorted(self.root.glob(f"*{TRACE_SUFFIX}")):
-            run_id = path.name[: -len(TRACE_SUFFIX)]
-            if not RUN_ID_RE.fullmatch(run_id) or not path.is_file():
-                continue
-            try:
-                with open(path, "rb") as handle:
-                    header = _parse_header(handle.readline(MAX_LINE_BYTES), path)
-                size = path.stat().st_size
-            except (TraceError, OSError):
-                continue
-            yield RunSummary(
-                run_id=header.run_id,
-                path=path,
-                created_at=header.created_at,
-                framework=header.source.framework,
-                model=header.model,
-                title=header.title,
-                parent_run_id=header.lineage.parent_run_id if header.lineage else None,
-                relation=header.lineage.relation if header.lineage else None,
-                size_bytes=size,
-            )
+        from replaykit.core.store_index import iter_summaries
+
+        return iter_summaries(self.root)
 
     def write_run(self, header: RunHeader, events: list[Event]) -> Path:
         """Write a whole run at once (branches, imports, redacted copies)."""

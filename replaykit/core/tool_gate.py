@@ -1,23 +1,16 @@
-"""The one place engines ask whether a live tool call may run: the core guard when present.
+"""The one place engines ask whether a live tool call may run: the core destructive-tool guard with the
+store's policy.
 
 ``gate(name, arguments, allow_destructive)`` returns ``GateVerdict(run, result_text, status, reason)``:
 run the tool when ``run``; otherwise record ``result_text`` with ``status`` (``dry_run``) instead.
-It delegates to ``replaykit.core.guard.check`` (the configurable destructive-tool guard); only if that
-module is missing from this build does a conservative name rule stand in.
+It delegates to ``replaykit.core.guard.check`` with the policy of ``<store>/guard.toml`` (cached).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-_DESTRUCTIVE_NAME = re.compile(
-    r"(write|delete|remove|rm|move|rename|patch|edit|create|exec|shell|terminal|command|run|send|post|"
-    r"email|message|pay|purchase|transfer|deploy|push|commit|install|kill|drop|update|upload)",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -56,10 +49,8 @@ _POLICY_CACHE: dict[tuple[str, tuple[int, int] | None], Any] = {}
 def gate(name: str, arguments: Any, allow_destructive: bool, *, store: str | Path | None = None,
          policy: Any = None) -> GateVerdict:
     """Ask the guard (with the user's ``guard.toml`` of ``store``, or an explicit ``policy``)."""
-    try:
-        from replaykit.core import guard
-    except ImportError:
-        return _name_rule(name, allow_destructive)
+    from replaykit.core import guard
+
     if policy is None:
         policy = _policy_for(store)
     verdict = guard.check(name, arguments, allow_destructive, policy)
@@ -67,11 +58,3 @@ def gate(name: str, arguments: Any, allow_destructive: bool, *, store: str | Pat
     reason = str(getattr(decision, "reason", "")) if decision is not None else ""
     return GateVerdict(bool(verdict.run), verdict.result_text, verdict.status, reason)
 
-
-def _name_rule(name: str, allow_destructive: bool) -> GateVerdict:
-    destructive = bool(_DESTRUCTIVE_NAME.search(name or ""))
-    if not destructive or allow_destructive:
-        return GateVerdict(True, reason="allowed")
-    text = (f"[replaykit dry-run] The tool call `{name}` was NOT executed: it looks destructive (name rule). "
-            "Nothing was changed. Re-run with --allow-destructive to execute destructive tool calls.")
-    return GateVerdict(False, text, "dry_run", "destructive tool name")

@@ -34,10 +34,10 @@ class EngineInfo:
 ENGINES: dict[str, EngineInfo] = {
     info.name: info
     for info in (
-        EngineInfo("openai", "replaykit.engines.openai", "openai"),
+        EngineInfo("openai", "replaykit.engines.openai", "openai", tools_module=True),
         EngineInfo("hermes", "replaykit.engines.hermes.engine", "hermes"),
         EngineInfo("pydantic-ai", "replaykit.engines.pydantic_ai.engine", "pydantic-ai", tools_module=True),
-        EngineInfo("langgraph", "replaykit.engines.langgraph.engine", "langgraph"),
+        EngineInfo("langgraph", "replaykit.engines.langgraph.engine", "langgraph", tools_module=True),
     )
 }
 
@@ -65,8 +65,14 @@ def load_engine(name: str) -> Any:
 
 
 def play(run: Run, engine: str, options: PlayOptions) -> PlayResult:
-    """Play ``run`` on ``engine``; the new run (lineage ``play``) goes to ``options.store``."""
-    return load_engine(engine).play(run, options)  # type: ignore[no-any-return]
+    """Play ``run`` on ``engine``; the new run (lineage ``play``) goes to ``options.store``. A run no
+    engine can play (no LLM call) is bad input before anything starts."""
+    from replaykit.core.errors import BadInput
+
+    module = load_engine(engine)
+    if not run.llm_calls():
+        raise BadInput(f"run {run.run_id} has no LLM call to play (nothing for --engine {engine} to run)")
+    return module.play(run, options)
 
 
 __all__ = ["ENGINES", "EngineInfo", "engine_info", "load_engine", "play"]

@@ -6,10 +6,10 @@ LLM call and tool call goes through the core ``ReplayCursor``: the prefix before
 from the record (no request, no tool), from the cut on the model is called live (streamed, with the
 core resilience: retries, Retry-After, stale-stream timeout, length continuation, iteration budget).
 
-This engine has no tool implementations: a live tool call is answered from the record when the same
-call (name and arguments) was recorded, otherwise with an explicit "not available in replay" result
-(status ``unavailable``, provenance ``synthetic``). The API key is read from the environment variable
-the user names, handed to the client, and never written anywhere.
+Tool calls climb the one live-tool ladder (``replaykit.core.live_tools``): served from the record, the
+destructive-tool guard, the user's ``--tools-module`` implementation, a recorded stand-in, else "not
+available". The API key is read from the environment variable the user names, handed to the client,
+and never written anywhere.
 """
 
 from __future__ import annotations
@@ -26,37 +26,18 @@ from replaykit.core.ir import (
     ToolResultPart,
 )
 from replaykit.core.live_model import DROP_PARAMS, LiveModel
+from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, start_play
 from replaykit.core.resilience import GRACE_PROMPT, GaveUp, IterationBudget
 from replaykit.core.run import Run
+from replaykit.core.tool_ladder import ToolAnswer
 
 ENGINE = "openai"
 
 
-def unavailable_text(name: str) -> str:
-    return (f"[replaykit] tool `{name}` is not available in replay: this call was not in the recording, "
-            "and the openai engine does not execute tools.")
-
-
-def _tool_message(call: ToolCallPart, content: str, is_error: bool) -> Message:
-    return Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name=call.name, content=content,
-                                                      is_error=is_error)])
-
-
-def _answer_tool(cursor: ReplayCursor, call: ToolCallPart) -> Message:
-    decision = cursor.tool(call.id, call.name, call.arguments)
-    if decision.action == "serve" and decision.event is not None:
-        event = decision.event
-        return _tool_message(call, event.result or event.error or "", event.status == "error")
-    recorded = cursor.recorded_tool(call.name, call.arguments)
-    if recorded is not None:
-        cursor.live_tool(call.id, call.name, call.arguments, result=recorded.result, status=recorded.status,
-                         error=recorded.error, executed=False, provenance=Provenance.SERVED)
-        return _tool_message(call, recorded.result or "", recorded.status == "error")
-    text = unavailable_text(call.name)
-    cursor.live_tool(call.id, call.name, call.arguments, result=text, status="unavailable", executed=False,
-                     provenance=Provenance.SYNTHETIC)
-    return _tool_message(call, text, True)
+def _tool_message(call: ToolCallPart, answer: ToolAnswer) -> Message:
+    return Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name=call.name, content=answer.content,
+                                                      is_error=answer.is_error)])
 
 
 def _prov(cursor: ReplayCursor) -> Provenance:
@@ -72,9 +53,11 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     messages = run.request_messages(first)
     tools = run.request_tools(first.request)
     params = {k: v for k, v in first.request.params.items() if k not in DROP_PARAMS}
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     session = start_play(run, options, engine=ENGINE)
     cursor = session.cursor
     recorder = session.recorder
+    live_tools = LiveTools(cursor, options, implementations=impls)
     model: LiveModel | None = None
     turns = cursor.user_turns()
     already = sum(1 for m in messages if m.role == "user")
@@ -93,24 +76,25 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                                   provenance=_prov(cursor))
                 break
             call_params = dict(params)
-            if state == "grace":
+            call_tools = tools
+            if state == "grace":  # one last call that can only answer: no tools offered
                 messages.append(Message(role="user", parts=[TextPart(text=GRACE_PROMPT)]))
-                call_params["tool_choice"] = "none"
-            decision = cursor.llm(messages, tools, model=options.model, params=call_params)
+                call_tools = None
+            decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response
             else:
                 if model is None:
                     model = LiveModel(options, session)
                 started = time.monotonic()
-                response = model.complete(messages, tools, call_params)
-                cursor.live_llm(messages, response, tools, model=options.model, params=call_params,
+                response = model.complete(messages, call_tools, call_params, why=decision.reason)
+                cursor.live_llm(messages, response, call_tools, model=options.model, params=call_params,
                                 duration=round(time.monotonic() - started, 6))
             messages.append(response.message)
             calls = response.message.tool_calls
             if calls and state != "grace":
                 for call in calls:
-                    messages.append(_answer_tool(cursor, call))
+                    messages.append(_tool_message(call, live_tools.answer(call.id, call.name, call.arguments)))
                 continue
             final = response.message.text
             recorder.turn_end(final, provenance=_prov(cursor))

@@ -17,13 +17,13 @@ is reported as a named loss.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
+from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.interop import Conversation, Losses, rebuild_assistant, rebuild_message, validate_atif
 from replaykit.core.ir import (
@@ -62,7 +62,7 @@ class Rendered:
 
     @cached_property
     def text(self) -> str:
-        return json.dumps(self.document, ensure_ascii=False) + "\n"  # compact: the C encoder
+        return jsonsafe.dumps(self.document) + "\n"  # compact: the C encoder; lone surrogates escaped
 
     @property
     def report(self) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def render(run: Run, *, filename: str | None = None, version: str = "1.8", child
 
 
 def _dump(model: Any) -> Any:
-    return model.model_dump(mode="json", exclude_none=True)
+    return jsonsafe.model_data(model, exclude_none=True)
 
 
 def _event_info(event: Event) -> dict[str, Any]:

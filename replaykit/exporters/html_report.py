@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from replaykit.core.files import write_private
 from replaykit.core.ir import (
-    LLMCallEvent,
     MediaPart,
     Message,
     OpaquePart,
     ReasoningPart,
     TextPart,
-    ToolCallEvent,
     ToolCallPart,
     ToolResultPart,
 )
@@ -48,6 +47,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;border:1px sol
 margin:4px 0;font:12px/1.4 ui-monospace,monospace;max-height:420px;overflow:auto}
 details{background:#fff;border:1px solid #e3e6ea;margin:6px 0;padding:4px 8px} summary{cursor:pointer}
 details.failing{border:2px solid #d33} .role{font-weight:600;color:#335}
+del{background:#ffd9d9;text-decoration:line-through} ins{background:#d7f5dd;text-decoration:none}
+tr.op-removed td{background:#fff1f1} tr.op-inserted td{background:#eefbf0}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:12px} .diverge td{background:#fff0c2}
 .first td{background:#ffd9d9;font-weight:600} .badge{display:inline-block;padding:2px 8px;border-radius:10px;
 background:#223;color:#fff;font-size:12px} .ok{background:#1b7f3b} .bad{background:#b42318}
@@ -60,9 +61,17 @@ def esc(value: Any) -> str:
         return ""
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    # Lone surrogates cannot be encoded as UTF-8: replace rather than fail the whole report.
-    value = value.encode("utf-8", "replace").decode("utf-8")
+    # What an HTML page cannot carry (a lone surrogate has no UTF-8 form; NUL and other C0 controls
+    # are turned into U+FFFD or dropped by parsers) is shown as its visible \\uXXXX escape instead.
+    value = _NOT_IN_HTML.sub(_visible_escape, value)
     return html.escape(value, quote=True)
+
+
+_NOT_IN_HTML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _visible_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def _page(title: str, body: str) -> str:
@@ -114,14 +123,24 @@ def _cost_info(run: Run) -> dict[str, Any]:
             "unknown_reasons": paid.get("unknown_reasons", [])}
 
 
+def _health_html(run: Run, cost_usd: float | None) -> str:
+    """The run's health score and its reasons (``core.health``)."""
+    from replaykit.core.health import run_health
+
+    health = run_health(run, cost_usd=cost_usd, with_cost=False)
+    badge = "ok" if health.score >= 80 else "bad" if health.score < 50 else ""
+    items = "".join(f"<li>{esc(r.detail)} <small>(-{r.penalty})</small></li>" for r in health.reasons)
+    return (f'<h2>Health</h2><p><span class="badge {badge}">{health.score}/100</span></p>'
+            + (f"<ul>{items}</ul>" if items else '<p class="meta">no problems found</p>'))
+
+
 def _mermaid(run: Run) -> str | None:
-    try:
-        from replaykit.engines.langgraph.graph import mermaid_for_run  # type: ignore[import-not-found]
-    except ImportError:
-        return None
+    """The run's LangGraph drawing; None without the langgraph extra (or for a run it cannot draw)."""
+    from replaykit.engines.langgraph.graph import mermaid_for_run
+
     try:
         return str(mermaid_for_run(run))
-    except Exception:
+    except Exception:  # MissingExtra, or a run the graph builder rejects: the report goes without it
         return None
 
 
@@ -168,6 +187,7 @@ def render_run(run: Run) -> str:
         lin = header.lineage
         meta.append(("lineage", f"{lin.relation} of {lin.parent_run_id} at step {lin.parent_step}"))
     parts += [f'<p class="meta"><b>{esc(k)}</b>: {esc(v)}</p>' for k, v in meta]
+    parts.append(_health_html(run, cost.get("total_cost") if cost else None))
     if run.final_answer is not None:
         parts.append(f"<h2>Final answer</h2><pre>{esc(run.final_answer)}</pre>")
 
@@ -189,38 +209,39 @@ def render_run(run: Run) -> str:
         )
     parts.append("</table>")
 
-    step_costs = {c.get("step"): c for c in cost.get("steps", [])} if cost else {}
+    from replaykit.core.step_detail import step_costs, step_detail
+
+    costs = step_costs(run)
     parts.append("<h2>Steps</h2>")
     for step in run.steps:
-        event = step.event
-        failing_cls = ' class="failing" open' if step.index == failing else ""
+        # The same step document as `inspect --step N` and the viewer, without the rebuilt request
+        # (only the messages new at each call), so the report stays linear in the run's size.
+        d = step_detail(run, step.index, whole_request=False, costs=costs)
+        failing_cls = ' class="failing" open' if d["failing"] else ""
         body: list[str] = []
-        if isinstance(event, LLMCallEvent):
-            title = f"step {step.index}: LLM call ({event.request.model or run.model or 'model'})"
-            new_messages = event.request.context.append
-            body.append(f"<p>request: {len(run.request_messages(event))} messages "
-                        f"({len(new_messages)} new since the previous call)</p>")
-            body.extend(_message_html(m) for m in new_messages)
-            body.append("<p><b>response</b> finish_reason=" + esc(event.response.finish_reason) + "</p>")
-            body.append(_message_html(event.response.message))
-            if event.response.usage:
-                body.append(f"<p>usage: {esc(event.response.usage.model_dump(exclude_none=True))}</p>")
-            step_cost = step_costs.get(step.index)
-            if step_cost is not None:
-                value = step_cost.get("cost")
+        if d["kind"] == "llm":
+            request, response = d["request"], d["response"]
+            title = f"step {step.index}: LLM call ({d['model'] or run.model or 'model'})"
+            body.append(f"<p>request: {request['message_count']} messages "
+                        f"({request['new_messages']} new since the previous call)</p>")
+            body.extend(_message_html(Message.model_validate(m)) for m in request["appended"])
+            body.append("<p><b>response</b> finish_reason=" + esc(response["finish_reason"]) + "</p>")
+            body.append(_message_html(Message.model_validate(response["message"])))
+            if response["usage"]:
+                body.append(f"<p>usage: {esc(response['usage'])}</p>")
+            if d["cost"] is not None:
+                value = d["cost"]["cost"]
                 body.append(f"<p>cost: {esc('unknown' if value is None else value)}</p>")
-        elif isinstance(event, ToolCallEvent):
-            title = f"step {step.index}: tool {event.name} [{event.status}]"
-            body.append(f"<p>call id <code>{esc(event.call_id)}</code></p>")
-            body.append(f"<p>arguments</p><pre>{esc(event.raw_arguments or event.arguments)}</pre>")
-            if event.error:
-                body.append(f"<p>error</p><pre>{esc(event.error)}</pre>")
-            body.append(f"<p>result</p><pre>{esc(event.result)}</pre>")
-        else:  # pragma: no cover - steps are only these two kinds
-            continue
-        timing = f"t={event.t:.3f}s" + (f", {event.duration:.3f}s" if event.duration is not None else "")
+        else:
+            title = f"step {step.index}: tool {d['tool']} [{d['status']}]"
+            body.append(f"<p>call id <code>{esc(d['call_id'])}</code></p>")
+            body.append(f"<p>arguments</p><pre>{esc(d['raw_arguments'] or d['arguments'])}</pre>")
+            if d["error"]:
+                body.append(f"<p>error</p><pre>{esc(d['error'])}</pre>")
+            body.append(f"<p>result</p><pre>{esc(d['result'])}</pre>")
+        timing = f"t={d['t']:.3f}s" + (f", {d['duration']:.3f}s" if d["duration"] is not None else "")
         parts.append(
-            f'<details id="step-{step.index}"{failing_cls}><summary>{esc(title)} {_prov(str(event.provenance))} '
+            f'<details id="step-{step.index}"{failing_cls}><summary>{esc(title)} {_prov(d["provenance"])} '
             f"<small>{esc(timing)}</small></summary>{''.join(body)}</details>"
         )
     return _page(f"replaykit {run.run_id}", "\n".join(parts))
@@ -241,8 +262,32 @@ def _rows(items: Iterable[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def inline_diff_html(segments: Iterable[dict[str, str]]) -> str:
+    """Inline diff segments (``core.message_diff``) as escaped text with ``<del>``/``<ins>``."""
+    out = []
+    for seg in segments:
+        text = esc(seg.get("text", ""))
+        op = seg.get("op")
+        out.append(f"<del>{text}</del>" if op == "delete" else f"<ins>{text}</ins>" if op == "insert" else text)
+    return "".join(out)
+
+
+def message_changes_html(changes: Iterable[dict[str, Any]]) -> str:
+    """Which messages of a request changed, and how: index in each run, role, inline diff."""
+    rows = []
+    for change in changes:
+        rows.append(
+            f"<tr><td>{esc(change.get('op'))}</td><td>{esc(change.get('index_a'))}</td>"
+            f"<td>{esc(change.get('index_b'))}</td><td>{esc(change.get('role'))}</td>"
+            f"<td><pre>{inline_diff_html(change.get('diff') or [])}</pre></td></tr>"
+        )
+    return ("<table class=\"msgdiff\"><tr><th>change</th><th>A #</th><th>B #</th><th>role</th><th>text</th></tr>"
+            + "".join(rows) + "</table>")
+
+
 def render_diff(diff: dict[str, Any]) -> str:
-    """Render a diff document (``replaykit diff --json`` shape) side by side."""
+    """Render a diff document (``replaykit diff --json`` shape): first divergence and its cause on top
+    (with the messages that changed), then the two runs aligned side by side."""
     equal = bool(diff.get("equal"))
     first = diff.get("first_divergence") or {}
     first_step = first.get("step") if isinstance(first, dict) else None
@@ -250,27 +295,39 @@ def render_diff(diff: dict[str, Any]) -> str:
         f"<h1>replaykit diff: {esc(diff.get('run_a'))} vs {esc(diff.get('run_b'))}</h1>",
         f'<p><span class="badge {"ok" if equal else "bad"}">{"equal" if equal else "differ"}</span></p>',
     ]
+    alignment = diff.get("alignment")
+    if isinstance(alignment, dict):
+        parts.append("<p class=\"meta\">" + ", ".join(f"{esc(v)} {esc(k)}" for k, v in alignment.items()) + "</p>")
     if first:
+        shown = {k: v for k, v in first.items() if k != "messages"}
         parts.append("<h2>First divergence</h2><table>" + "".join(
-            f"<tr><th>{esc(k)}</th><td><pre>{esc(v)}</pre></td></tr>" for k, v in first.items()) + "</table>")
-    parts.append("<h2>Steps side by side</h2><table><tr><th>step</th><th>"
-                 f"{esc(diff.get('run_a'))}</th><th>{esc(diff.get('run_b'))}</th><th>difference</th></tr>")
+            f"<tr><th>{esc(k)}</th><td><pre>{esc(v)}</pre></td></tr>" for k, v in shown.items()) + "</table>")
+        if first.get("messages"):
+            parts.append("<h3>What the model saw changed</h3>" + message_changes_html(first["messages"]))
+    parts.append("<h2>Steps side by side</h2><table><tr><th>A #</th><th>"
+                 f"{esc(diff.get('run_a'))}</th><th>B #</th><th>{esc(diff.get('run_b'))}</th><th>difference</th></tr>")
     for row in _rows(diff.get("steps", [])):
         step = row.get("step")
-        cls = "first" if step is not None and step == first_step else ("diverge" if row.get("differs") else "")
+        op = row.get("op") or ("changed" if row.get("differs") else "equal")
+        cls = "first" if step is not None and step == first_step and row.get("differs") else (
+            f"op-{op}" + (" diverge" if row.get("differs") else ""))
         a, b = row.get("a") or {}, row.get("b") or {}
+        side_a = f"{_prov(str(a.get('provenance', '')))} {esc(a.get('summary', ''))}" if a else "<i>(none)</i>"
+        side_b = f"{_prov(str(b.get('provenance', '')))} {esc(b.get('summary', ''))}" if b else "<i>(none)</i>"
         parts.append(
-            f'<tr class="{cls}"><td>{esc(step)}</td>'
-            f"<td>{_prov(str(a.get('provenance', '')))} {esc(a.get('summary', ''))}</td>"
-            f"<td>{_prov(str(b.get('provenance', '')))} {esc(b.get('summary', ''))}</td>"
-            f"<td>{esc(row.get('field') or '')} {esc(row.get('cause') or '')}</td></tr>"
+            f'<tr class="{cls}"><td>{esc(row.get("step_a", step))}</td><td>{side_a}</td>'
+            f'<td>{esc(row.get("step_b", step))}</td><td>{side_b}</td>'
+            f"<td>{esc(op)} {esc(row.get('field') or '')} {esc(row.get('cause') or '')}</td></tr>"
         )
     parts.append("</table>")
     differences = diff.get("differences") or []
     if differences:
         parts.append("<h2>All differences</h2>")
         for d in _rows(differences):
-            parts.append(f"<pre>{esc(d)}</pre>")
+            detail = {k: v for k, v in d.items() if k != "messages"}
+            parts.append(f"<pre>{esc(detail)}</pre>")
+            if d.get("messages"):
+                parts.append(message_changes_html(d["messages"]))
     return _page(f"replaykit diff {diff.get('run_a')} {diff.get('run_b')}", "\n".join(parts))
 
 

@@ -10,7 +10,8 @@ made pure ASCII by ``json.dumps(ensure_ascii=True)`` and written as a sequence o
 literals, so no byte of the trace is ever Python syntax. Tool functions get identifiers derived from
 the names (ASCII word characters only, deduplicated, never keywords) and look their real name up in
 the data. The support code is embedded verbatim from ``replaykit.core.canonical``,
-``replaykit.core.serve``, ``replaykit.engines.langgraph.runtime`` and ``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
+``replaykit.core.serve``, ``replaykit.core.tool_ladder``, ``replaykit.engines.langgraph.runtime`` and
+``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
 """
 
 from __future__ import annotations
@@ -65,14 +66,16 @@ TOOL_FUNCTIONS = [{tool_list}]
 
 
 # ------------------------------------------------------------------------------------------ graph
-def build_graph(checkpointer: Any = None, live_model: Any = None, live_tool: Any = None) -> Any:
-    """The compiled graph: model -> tools_condition -> tools -> model, over a messages state."""
+def build_graph(checkpointer: Any = None, live_model: Any = None, tools: Any = None, guard: Any = None) -> Any:
+    """The compiled graph: model -> tools_condition -> tools -> model, over a messages state.
+    ``tools``: real implementations by tool name, run (behind ``guard``, if given) for calls the record
+    does not hold."""
     record = Record(HEADER, EVENTS)
     log = ReplayLog()
-    router = ToolRouter(record, log, live_tool)
+    router = ToolRouter(record, log, tools, guard)
     _ROUTER[:] = [router]
-    tools = make_tools(TOOL_SPECS, TOOL_FUNCTIONS)
-    graph = build_graph_from(ModelNode(record, log, live_model), tools, router, checkpointer=checkpointer)
+    graph = build_graph_from(ModelNode(record, log, live_model), make_tools(TOOL_SPECS, TOOL_FUNCTIONS), router,
+                             checkpointer=checkpointer)
     graph.replay_record, graph.replay_log = record, log
     return graph
 
@@ -91,7 +94,12 @@ def main(argv: list[str]) -> int:
     document["counters"]["tool_executions"] = counters["tool_executions"]
     document["messages"] = [lc_to_ir(m) for m in messages]
     document["message_count"] = len(document["messages"])
-    print(json.dumps(document, ensure_ascii=False, indent=2))
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (legal in JSON): escaped, so stdout stays UTF-8
+        text = json.dumps(document, ensure_ascii=True, indent=2)
+    print(text)
     return 0
 
 
@@ -112,7 +120,7 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
-    from replaykit.core import canonical, replay_doc, serve
+    from replaykit.core import canonical, replay_doc, serve, tool_ladder
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
 
@@ -121,7 +129,8 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
     try:  # the embedded modules must not shadow each other
-        bodies = embedded_modules([canonical, serve, rt, replay_doc], {"build_graph": "build_graph_from"})
+        bodies = embedded_modules([canonical, serve, tool_ladder, rt, replay_doc],
+                                  {"build_graph": "build_graph_from"})
     except AssertionError as exc:
         raise ReplaykitError(f"internal: {exc}") from exc
     reserved = set().union(*map(top_level_names, bodies)) | {
@@ -131,7 +140,7 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
     support = bodies[0] + "\n\n" + bodies[1]
-    runtime_body, replay_body = bodies[2], bodies[3]
+    ladder_body, runtime_body, replay_body = bodies[2], bodies[3], bodies[4]
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
     return (
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
@@ -140,6 +149,9 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
         + "# replaykit.core.canonical and replaykit.core.serve, verbatim: the request fingerprint, the delta\n"
         + "# resolver and the serve position, as every replaykit engine uses them.\n"
         + support
+        + "\n\n# " + "-" * 84 + " tool ladder\n"
+        + "# replaykit.core.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"
+        + ladder_body
         + "\n\n# " + "-" * 88 + " runtime\n"
         + "# replaykit.engines.langgraph.runtime, verbatim (build_graph renamed build_graph_from).\n"
         + runtime_body

@@ -25,6 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
+from replaykit.core import jsonsafe
 from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 from replaykit.core.interop import Conversation, Losses
@@ -83,7 +84,7 @@ class Rendered:
 
     @cached_property
     def text(self) -> str:
-        return json.dumps(self.document, ensure_ascii=False) + "\n"
+        return jsonsafe.dumps(self.document) + "\n"  # lone surrogates escaped: the file stays UTF-8
 
     @property
     def report(self) -> dict[str, Any]:
@@ -128,7 +129,7 @@ def _json(value: Any) -> str:
 
 
 def _dump(model: Any) -> Any:
-    return model.model_dump(mode="json", exclude_none=True)
+    return jsonsafe.model_data(model, exclude_none=True)
 
 
 def _event_info(event: Event, include_content: bool) -> dict[str, Any]:

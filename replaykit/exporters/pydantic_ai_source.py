@@ -104,7 +104,8 @@ def run(model: Any = None) -> list[Any]:
     for turn in DATA["turns"]:
         start = ModelMessagesTypeAdapter.validate_python(turn)
         result = agent.run_sync(None, message_history=start, usage_limits=UsageLimits(request_limit=None))
-        print(result.output)
+        # backslashreplace: a lone surrogate (legal in JSON) is shown as its escape, not a crash
+        print(str(result.output).encode("utf-8", "backslashreplace").decode("utf-8"))
         messages = result.all_messages()
     return messages
 

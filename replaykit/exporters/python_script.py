@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
 from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolResultPart
 from replaykit.core.run import Run
@@ -44,8 +45,8 @@ _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
 def trace_data(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The run as plain JSON: header and events exactly as a trace file line holds them (what the
     script's ``TRACE_JSON`` decodes to)."""
-    header = run.header.model_dump(mode="json", exclude_none=True)
-    events = [event.model_dump(mode="json", exclude_none=True) for event in run.events]
+    header = jsonsafe.model_data(run.header, exclude_none=True)
+    events = [jsonsafe.model_data(event, exclude_none=True) for event in run.events]
     return header, events
 
 
@@ -93,7 +94,7 @@ def model_json(model: BaseModel) -> str:
         text = model.model_dump_json(exclude_none=True, warnings=False)
     except (ValueError, TypeError):
         with _unbounded_ints():
-            text = _ascii_json(model.model_dump(mode="json", exclude_none=True, warnings=False))
+            text = _ascii_json(jsonsafe.model_data(model, exclude_none=True, warnings=False))
     if not text.isascii() or "\x7f" in text:  # pydantic escapes the rest (< 0x20) already
         text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
     if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
@@ -251,7 +252,7 @@ def _metadata(run: Run, header: dict[str, Any]) -> str:
 def render(run: Run, **_options: Any) -> str:
     """The script's source text. Raises ``BadInput`` if the run cannot be embedded."""
     try:
-        header = run.header.model_dump(mode="json", exclude_none=True)
+        header = jsonsafe.model_data(run.header, exclude_none=True)
         literal = trace_literal(run)
         metadata = _metadata(run, header)
     except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)

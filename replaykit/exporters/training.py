@@ -12,14 +12,15 @@ Every record is validated for its format before it is written; an invalid one is
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from replaykit.core import jsonsafe
+from replaykit.core.corpus import RunResult
 from replaykit.core.errors import BadInput
 from replaykit.core.progress import ProgressBar
 from replaykit.core.run import Run
@@ -153,7 +154,9 @@ class TrainingExportSummary:
 def _redacted(runs: list[Run], mode: str) -> list[Run]:
     from replaykit.core.redaction import Redactor, redact_run
 
-    redactor = Redactor(mode=mode)  # type: ignore[arg-type]
+    # "ner+fail-closed": the mode travels to worker processes as one string (see export_training)
+    mode, _, policy = mode.partition("+")
+    redactor = Redactor(mode=mode, fail_closed=policy == "fail-closed")  # type: ignore[arg-type]
     return [redact_run(r, mode, redactor=redactor) for r in runs]
 
 
@@ -164,12 +167,14 @@ def export_training(
     *,
     redact: bool = True,
     mode: str = "ner",
+    fail_closed: bool = False,
     preference_chosen: str | None = None,
     store: RunStore | None = None,
     overwrite: bool = False,
     progress: bool | None = None,
     total: int | None = None,
     workers: int | None = None,
+    min_health: int | None = None,
 ) -> TrainingExportSummary:
     """Stream ``sources`` (trace files) into one JSONL file at ``out``.
 
@@ -177,6 +182,7 @@ def export_training(
     is a branch is paired with its parent run (looked up in ``store``); other sources are skipped.
     ``workers``: processes that load and redact runs in parallel (default: every core when there are
     at least 8 sources); records are still written in source order, with a bounded number in flight.
+    ``min_health``: leave out runs whose health score (``core.health``) is below it.
     """
     _check_format(fmt)
     if preference_chosen not in (None, "original", "branch"):
@@ -192,13 +198,13 @@ def export_training(
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle, ProgressBar(total, "exporting", show=progress) as advance:
-            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary,
-                                           workers=workers, total=total):
+            for record, run_id in _records(sources, fmt, redact, mode, preference_chosen, store, summary, fail_closed,
+                                           workers=workers, total=total, min_health=min_health):
                 problems = validate_record(record, fmt)
                 if problems:
                     summary.skipped[f"invalid: {problems[0]}"] += 1
                 else:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    handle.write(jsonsafe.dumps(record) + "\n")
                     summary.records += 1
                     summary.run_ids.append(run_id)
                 advance()
@@ -209,14 +215,23 @@ def export_training(
     return summary
 
 
-_Job = tuple[str, str, bool, str, str | None, str | None]
+_Job = tuple[str, str, bool, str, str | None, str | None, int | None]
 _Outcome = tuple[dict[str, Any] | None, str, str | None]  # record, run id, reason it was skipped
 
 
 def _one(job: _Job) -> _Outcome:
     """Load, redact and convert one source (runs in a worker process when parallel)."""
-    src, fmt, redact, mode, preference_chosen, store_root = job
-    run = Run.load(src)
+    src, fmt, redact, mode, preference_chosen, store_root, min_health = job
+    return _convert(Run.load(src), fmt, redact, mode, preference_chosen, store_root, min_health)
+
+
+def _convert(run: Run, fmt: str, redact: bool, mode: str, preference_chosen: str | None,
+             store_root: str | None, min_health: int | None) -> _Outcome:
+    if min_health is not None:
+        from replaykit.core.health import run_health
+
+        if run_health(run).score < min_health:
+            return None, run.run_id, f"health below {min_health}"
     if preference_chosen is None:
         runs = _redacted([run], mode) if redact else [run]
         rec = sft_record(runs[0], fmt)
@@ -234,6 +249,24 @@ def _one(job: _Job) -> _Outcome:
     return rec, run.run_id, None if rec is not None else "no differing assistant turn"
 
 
+def corpus_task(path: str, options: Mapping[str, Any]) -> RunResult:
+    """The corpus pipeline's export task: one run -> at most one validated JSONL record line.
+
+    ``options``: format, redact, mode, preference_chosen, store (root, for preference pairs), min_health.
+    """
+    run = Run.load(path)
+    rec, run_id, skipped = _convert(run, options["format"], bool(options.get("redact", True)),
+                                    (options.get("mode") or "ner") + ("+fail-closed" if options.get("fail_closed") else ""),
+                                    options.get("preference_chosen"),
+                                    options.get("store"), options.get("min_health"))
+    if rec is None:
+        return RunResult(source=path, run_id=run_id, skipped=skipped or "skipped")
+    problems = validate_record(rec, options["format"])
+    if problems:
+        return RunResult(source=path, run_id=run_id, skipped=f"invalid: {problems[0]}")
+    return RunResult(source=path, run_id=run_id, lines=[jsonsafe.dumps(rec)])
+
+
 def _records(
     sources: Iterable[Path],
     fmt: str,
@@ -242,12 +275,15 @@ def _records(
     preference_chosen: str | None,
     store: RunStore | None,
     summary: TrainingExportSummary,
+    fail_closed: bool = False,
     *,
     workers: int | None = None,
     total: int | None = None,
+    min_health: int | None = None,
 ) -> Iterator[tuple[dict[str, Any], str]]:
     store_root = str(store.root) if store is not None else None
-    jobs = ((str(src), fmt, redact, mode, preference_chosen, store_root) for src in sources)
+    jobs = ((str(src), fmt, redact, mode + ("+fail-closed" if fail_closed else ""), preference_chosen, store_root,
+             min_health) for src in sources)
     if workers is None:
         workers = (os.cpu_count() or 1) if (total or 0) >= 8 else 1
     outcomes = map(_one, jobs) if workers <= 1 else _parallel(jobs, workers)

@@ -56,5 +56,6 @@ def test_tools_module_errors_are_one_line(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "--tools-module" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
     (tmp_path / "t.py").write_text("def get_weather(city):\n    return 'x'\n")
-    other = cli(*base, "--engine", "openai", "--tools-module", str(tmp_path / "t.py"))
-    assert other.returncode == 2 and "pydantic-ai" in other.stderr
+    # Hermes runs its own tools: --tools-module is for the engines that take implementations.
+    other = cli(*base, "--engine", "hermes", "--tools-module", str(tmp_path / "t.py"))
+    assert other.returncode == 2 and "langgraph, openai, pydantic-ai" in other.stderr

@@ -96,14 +96,9 @@ def test_branch_is_played_live_and_reacts_to_the_edit(demo):
     assert [e.provenance.value for e in played.llm_calls()][-1] == "live"
 
 
-def test_diff_reports_the_edit_or_is_not_in_this_build(demo):
+def test_diff_reports_the_edit(demo):
     _, document, tmp = demo
     step = _step(document, "diff")
-    from replaykit.cli.demo_flow import command_available
-
-    if not command_available("diff"):
-        assert step["status"] == "skipped" and "not in this build" in step["summary"]
-        return
     assert step["status"] == "ok"
     first = step["data"]["first"]
     assert first["step"] == _step(document, "inspect")["data"]["branch_at"] and first["cause"] == "edit"
@@ -115,11 +110,6 @@ def test_diff_reports_the_edit_or_is_not_in_this_build(demo):
 def test_cost_ledger_says_unknown_never_zero(demo):
     _, document, tmp = demo
     step = _step(document, "cost")
-    from replaykit.cli.demo_flow import command_available
-
-    if not command_available("cost"):
-        assert step["status"] == "skipped" and "not in this build" in step["summary"]
-        return
     assert step["status"] == "ok", step
     # The live part went to the scripted model on 127.0.0.1: no price is known, and it must say so.
     assert step["data"]["live"]["steps"] == 2 and step["data"]["served_free"]["steps"] == 1
@@ -236,8 +226,6 @@ def test_missing_parts_are_skips_other_errors_are_failures():
 
     missing = CliCall(["play"], 2, "", f"replaykit: error: {MissingExtra('openai', 'openai')}\n")
     assert "pip install 'replaykit[openai]'" in _not_available(missing)
-    absent = CliCall(["export"], 2, "", "replaykit: error: export format 'trl' is not available in this build\n")
-    assert _not_available(absent) is not None
     broken = CliCall(["export"], 2, "", "replaykit: error: internal error (ValueError: boom)\n")
     assert _not_available(broken) is None
     assert _not_available(CliCall(["diff"], 1, "{}", "")) is None

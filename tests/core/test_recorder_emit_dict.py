@@ -62,15 +62,18 @@ def test_values_the_serializer_cannot_write_behave_like_the_slow_path(tmp_path: 
         rec = Recorder(header, writer, keep_events=False)
         # A tuple is not JSON, but pydantic writes it as an array, and so does the hot path.
         rec.emit_dict({**TOOL_BODY, "arguments": {"pair": (1, 2)}})
-        for body in ({**TOOL_BODY, "arguments": {"obj": Opaque()}}, {**TOOL_BODY, "result": "lone \ud800"}):
-            with pytest.raises(Exception) as fast_error:
-                rec.emit_dict(body)
-            with pytest.raises(Exception) as slow_error:
-                ToolCallEvent.model_validate({"seq": 0, "id": "e0-000000", **body}).model_dump_json(exclude_none=True)
-            assert type(fast_error.value) is type(slow_error.value)
+        body = {**TOOL_BODY, "arguments": {"obj": Opaque()}}
+        with pytest.raises(Exception) as fast_error:
+            rec.emit_dict(body)
+        with pytest.raises(Exception) as slow_error:
+            ToolCallEvent.model_validate({"seq": 0, "id": "e0-000000", **body}).model_dump_json(exclude_none=True)
+        assert type(fast_error.value) is type(slow_error.value)
+        # A lone surrogate (legal JSON) is written, escaped, through the slow path (core/jsonsafe.py).
+        rec.emit_dict({**TOOL_BODY, "result": "lone \ud800"})
     lines = _lines(store.path_for("odd"))
-    assert len(lines) == 1  # nothing half-written
+    assert len(lines) == 2  # nothing half-written
     assert EVENT_ADAPTER.validate_json(lines[0]).arguments == {"pair": [1, 2]}
+    assert b"lone \\ud800" in lines[1] and store.load("odd").events[1].result == "lone \ud800"
 
 
 def test_empty_body_is_refused() -> None:

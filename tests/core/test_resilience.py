@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import random
 import time
@@ -19,9 +18,6 @@ from replaykit.core.resilience import (
     IterationBudget,
     RetryPolicy,
     StaleStream,
-    acontinue_truncated,
-    aretry_call,
-    astale_guard,
     classify,
     continue_truncated,
     parse_retry_after,
@@ -130,18 +126,6 @@ def test_retry_call_counts_and_gives_up() -> None:
     assert info.value.attempts == 1 and info.value.error.kind == "auth"
 
 
-def test_aretry_call() -> None:
-    calls = {"n": 0}
-
-    async def fn() -> str:
-        calls["n"] += 1
-        if calls["n"] < 2:
-            raise FakeHTTPError(503)
-        return "ok"
-
-    assert asyncio.run(aretry_call(fn, RetryPolicy(base_delay=0.01))) == "ok"
-
-
 def test_stale_guard() -> None:
     def slow() -> Iterator[int]:
         yield 1
@@ -155,20 +139,6 @@ def test_stale_guard() -> None:
             got.append(item)
     assert got == [1] and time.monotonic() - started < 1.5
     assert list(stale_guard(iter([1, 2, 3]), 0.5)) == [1, 2, 3]
-
-    async def agen() -> Any:
-        yield 1
-        await asyncio.sleep(2)
-        yield 2
-
-    async def consume() -> list[int]:
-        out = []
-        async for item in astale_guard(agen(), 0.2):
-            out.append(item)
-        return out
-
-    with pytest.raises(StaleStream):
-        asyncio.run(consume())
 
 
 def _resp(text: str, finish: str) -> LLMResponse:
@@ -189,21 +159,21 @@ def test_continuation_bounded_and_joined() -> None:
     assert seen[0][-1].role == "user" and seen[0][-2].text == "start "
 
 
-def test_async_continuation_matches_the_sync_one() -> None:
+def test_continuation_stops_at_a_complete_answer() -> None:
     answers = iter([_resp("mid ", "length"), _resp("end", "stop"), _resp("never", "stop")])
     seen: list[list[Message]] = []
 
-    async def call(history: list[Message]) -> LLMResponse:
+    def call(history: list[Message]) -> LLMResponse:
         seen.append(history)
         return next(answers)
 
     start = [Message(role="user", parts=[TextPart(text="q")])]
-    out = asyncio.run(acontinue_truncated(start, _resp("start ", "length"), call))
+    out = continue_truncated(start, _resp("start ", "length"), call)
     assert out.message.text == "start mid end" and out.finish_reason == "stop" and len(seen) == 2
     assert [m.role for m in seen[1]] == ["user", "assistant", "user", "assistant", "user"]
     assert out.provider_details["replaykit"] == {"continuations": 2, "finish_reasons": ["length", "length", "stop"]}
     untouched = _resp("whole", "stop")
-    assert asyncio.run(acontinue_truncated(start, untouched, call)) is untouched
+    assert continue_truncated(start, untouched, call) is untouched
 
 
 def test_budget_grace() -> None:

@@ -1,15 +1,8 @@
-"""The tool gate: the guard decides when present; the name rule stands in otherwise."""
+"""The tool gate: the core guard decides, with the store's guard.toml."""
 
 from __future__ import annotations
 
 from replaykit.core import tool_gate
-
-
-def test_name_rule_fallback() -> None:
-    assert tool_gate._name_rule("read_file", False).run
-    blocked = tool_gate._name_rule("write_file", False)
-    assert not blocked.run and blocked.status == "dry_run" and "NOT executed" in (blocked.result_text or "")
-    assert tool_gate._name_rule("write_file", True).run
 
 
 def test_gate_blocks_destructive_by_default() -> None:

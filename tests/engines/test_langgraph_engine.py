@@ -62,13 +62,16 @@ def test_live_tool_calls_go_through_the_gate(tmp_path: Path) -> None:
     script = [Reply(tool_calls=(ToolCall(name="get_weather", arguments={"city": "Paris"}, id="L1"),
                                 ToolCall(name="write_file", arguments={"path": "x", "content": "y"}, id="L2"))),
               Reply(text="done live")]
+    written: list[object] = []
+    impls = {"write_file": lambda **kw: written.append(kw) or "written"}
     with ScriptedServer(script) as server:
-        result = langgraph_engine.play(run, PlayOptions(base_url=server.base_url, model="m", store=store, cut=0))
+        result = langgraph_engine.play(run, PlayOptions(base_url=server.base_url, model="m", store=store, cut=0,
+                                                        extra={"tool_impls": impls}))
         second = [r for r in server.requests if r.api == "chat"][1].body["messages"]
     assert result.status == "completed", result.error
     tool_msgs = {m["tool_call_id"]: m["content"] for m in second if m["role"] == "tool"}
     assert tool_msgs["L1"] == '{"temp_c": 21}'  # a recorded result with the same arguments stands in
-    assert "NOT executed" in tool_msgs["L2"]  # write_file is destructive: dry-run
+    assert "NOT executed" in tool_msgs["L2"] and written == []  # write_file is destructive: dry-run
     counters = result.counters.to_json()
     assert counters["tool_executions"] == 0 and counters["provider_calls"] == 2
 

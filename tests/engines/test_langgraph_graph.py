@@ -231,13 +231,13 @@ def test_tool_identifiers_are_safe() -> None:
     assert not any(keyword.iskeyword(i) for i in idents)
 
 
-def test_inspect_json_carries_the_drawing(store: RunStore, tmp_path: Path) -> None:
+def test_inspect_graph_json_carries_the_drawing(store: RunStore, tmp_path: Path) -> None:
     import subprocess
     import sys
 
     run_id = BUILDERS["sample"](store)
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-m", "replaykit", "inspect", run_id, "--store", str(store.root), "--json"],
+    done = subprocess.run([sys.executable, "-m", "replaykit", "inspect", run_id, "--graph", "--store", str(store.root), "--json"],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "tools --> model" in json.loads(done.stdout)["graph_mermaid"]

@@ -18,6 +18,7 @@ from replaykit.core.errors import ReplaykitError
 from replaykit.core.ir import Provenance
 from replaykit.core.play import PlayOptions
 from replaykit.core.store import RunStore
+from replaykit.core.tool_ladder import unavailable_text
 from replaykit.engines.openai import play
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, ToolCall, fault, sequence_policy, text
@@ -94,8 +95,8 @@ def test_response_branch_with_new_tool_call(store: RunStore) -> None:
     new = store.load(result.run_id)
     tool = new.steps[1].event
     assert tool.kind == "tool_call" and tool.status == "unavailable" and tool.provenance == Provenance.SYNTHETIC
-    assert "not available in replay" in tool.result
-    assert first["messages"][-1]["role"] == "tool" and "not available in replay" in first["messages"][-1]["content"]
+    assert tool.result == unavailable_text("web_search")
+    assert first["messages"][-1]["role"] == "tool" and first["messages"][-1]["content"] == tool.result
     assert result.counters.tool_executions == 0
 
 
@@ -186,7 +187,7 @@ def test_iteration_budget_grace_call(store: RunStore) -> None:
     with ScriptedServer(loop) as srv:
         result = play(run, _options(store, srv, cut=0, max_iterations=2))
         bodies = [r.body for r in srv.llm_requests]
-    assert bodies[2]["tool_choice"] == "none"  # the grace call of turn 1
+    assert bodies[0].get("tools") and not bodies[2].get("tools")  # the grace call of turn 1 offers no tools
     assert result.status == "completed"
 
 
@@ -212,14 +213,13 @@ def test_cli_play_json_and_key_never_written(store: RunStore, tmp_path: Path) ->
 
 
 def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
-    from replaykit.cli.cmd_diff import _edits
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.diff import diff_runs, lineage_edits
 
     source = store.load("src")
     child = branch(store, source, 4, args='{"path": "elsewhere.txt", "content": "x"}')
     with ScriptedServer(sequence_policy([], "final")) as srv:
         played = store.load(play(child, _options(store, srv)).run_id)
-    result = diff_runs(source, played, edits=_edits(store, [source, played]))
+    result = diff_runs(source, played, edits=lineage_edits(store, [source, played]))
     first = result.first
     # The served LLM step 3 already carries the edited call: the divergence starts there, from the edit.
     assert (first.step, first.field, first.cause) == (3, "response.tool_calls", "edit")

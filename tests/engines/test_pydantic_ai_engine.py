@@ -17,9 +17,9 @@ from replaykit.core.errors import ProviderError
 from replaykit.core.ir import LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore, write_run_file
+from replaykit.core.tool_ladder import UNAVAILABLE_MARKER
 from replaykit.engines.pydantic_ai.engine import play, play_run, replay
 from replaykit.engines.pydantic_ai.messages import from_pydantic_ai, to_pydantic_ai
-from replaykit.engines.pydantic_ai.tools import UNAVAILABLE_MARKER
 from replaykit.testing.script import call, fault, text
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.exporters.pai_fixtures import FIXTURES, weather_run
@@ -110,15 +110,16 @@ def test_live_branch_sends_exactly_the_expected_requests(tmp_path: Path) -> None
     assert new.final_answer == "A different final answer."
 
 
-def test_live_branch_on_the_responses_api(tmp_path: Path) -> None:
+def test_live_branch_of_a_responses_run_goes_through_the_one_live_model(tmp_path: Path) -> None:
+    # Every engine's live part speaks Chat Completions through core.live_model, whatever API recorded it.
     run = FIXTURES["responses"]()
     cut = [s.index for s in run.steps if s.kind == "llm"][-1]
     with ScriptedServer([text("Responses answer.")]) as server:
         result = play_run(run, {"at": cut, "base_url": server.base_url, "model": "m", "store": str(tmp_path)})
-        assert [r.path for r in server.llm_requests] == ["/v1/responses"]
-        items = server.llm_requests[0].body["input"]
-    outputs = [i for i in items if i.get("type") == "function_call_output"]
-    assert [o["call_id"] for o in outputs] == ["call_1", "call_2", "call_3"]
+        assert [r.path for r in server.llm_requests] == ["/v1/chat/completions"]
+        messages = server.llm_requests[0].body["messages"]
+    outputs = [m for m in messages if m["role"] == "tool"]
+    assert [o["tool_call_id"] for o in outputs] == ["call_1", "call_2", "call_3"]
     assert result.final_answer == "Responses answer."
 
 

@@ -203,7 +203,7 @@ def _rename(recorder: Recorder, llm_id: str | None, old: str, new: str) -> None:
     """Give a tool call part the id its ``<tool_response>`` names (the gpt turn does not carry ids)."""
     for event in reversed(recorder.events):
         if event.id == llm_id and event.kind == "llm_call":
-            for part in event.response.message.parts:  # type: ignore[union-attr]
+            for part in event.response.message.parts:
                 if isinstance(part, ToolCallPart) and part.id == old:
                     part.id = new
             return

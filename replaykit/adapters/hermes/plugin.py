@@ -9,23 +9,16 @@ registered: Hermes deep-copies the request for them on every call (quadratic ove
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-logger = logging.getLogger("replaykit.hermes")
-_warned: set[tuple[str, str]] = set()
+from replaykit.adapters.hermes.guarded import log_once as _log_once
+from replaykit.adapters.hermes.guarded import logger
+
 _capture: Any = None  # the process-wide HermesCapture once registered
-
-
-def _log_once(where: str, exc: BaseException) -> None:
-    key = (where, type(exc).__name__)
-    if key not in _warned:
-        _warned.add(key)
-        logger.warning("replaykit: %s failed (%s: %s); recording continues", where, type(exc).__name__, exc)
 
 
 def _safe(where: str, fn: Callable[[dict[str, Any]], Any]) -> Callable[..., None]:
@@ -96,37 +89,29 @@ def make_llm_execution(capture: Any) -> Callable[..., Any]:
 def make_tool_execution(capture: Any) -> Callable[..., Any]:
     def tool_execution(**kwargs: Any) -> Any:
         next_call = kwargs["next_call"]
-        key = None
+        pending = None
         try:
-            key = capture.tool_enter(kwargs)
-            t, t0 = capture_now(capture, kwargs), time.perf_counter()
-        except Exception as exc:
+            pending = capture.tool_enter(kwargs)
+        except Exception as exc:  # post_tool_call still records the call (reconstructed_from)
             _log_once("tool_execution", exc)
-        if key is None:  # nested re-entry of the same call (thread-pool path), or capture failed
+        if pending is None:  # nested re-entry of the same call (thread-pool path), or entry failed
             return next_call()
         try:
             result = next_call()
         except BaseException as exc:
-            try:
-                capture.tool_exit(key, kwargs, t, t0, None, exc)
-            except Exception as inner:
-                _log_once("tool_execution.error", inner)
+            _exit(capture, pending, None, exc)
             raise
-        try:
-            capture.tool_exit(key, kwargs, t, t0, result, None)
-        except Exception as exc:
-            _log_once("tool_execution.result", exc)
+        _exit(capture, pending, result, None)
         return result
 
     return tool_execution
 
 
-def capture_now(capture: Any, kwargs: dict[str, Any]) -> float | None:
-    session_id = kwargs.get("session_id")
-    if not session_id:
-        return None
-    t: float = capture.session(session_id).recorder.now()
-    return t
+def _exit(capture: Any, pending: Any, result: Any, exc: BaseException | None) -> None:
+    try:
+        capture.tool_exit(pending, result, exc)
+    except Exception as inner:
+        _log_once("tool_execution.result" if exc is None else "tool_execution.error", inner)
 
 
 def build_capture(store_root: Path | None = None) -> Any:

@@ -21,4 +21,4 @@ def attempt_bodies(run: Run) -> list[dict[str, Any]]:
     """Every LLM attempt's body (successful calls and failed attempts), in the order they were sent."""
     events = [e for e in run.events if isinstance(e, LLMCallEvent) or (isinstance(e, ErrorEvent) and e.request)]
     events.sort(key=lambda e: (e.t, e.seq))
-    return [request_body(run, e) for e in events]  # type: ignore[arg-type]
+    return [request_body(run, e) for e in events]

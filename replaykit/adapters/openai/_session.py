@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from replaykit.core import codecs
+from replaykit.core import codecs, jsonsafe
 from replaykit.core.canonical import canonical_json
 from replaykit.core.codecs import DecodedRequest
 from replaykit.core.errors import CodecError, ReplaykitError
@@ -339,7 +339,7 @@ class Session:
     def _maybe_turn_start(self, recorder: Recorder, messages: list[Message]) -> None:
         if not messages or messages[-1].role != "user":
             return
-        key = canonical_json([m.model_dump(mode="json", exclude_none=True) for m in messages])
+        key = canonical_json([jsonsafe.model_data(m, exclude_none=True) for m in messages])
         if key == self._last_turn:
             return  # a retry of the same request
         self._last_turn = key

@@ -118,7 +118,7 @@ class Policy:
             if not isinstance(entries, list):
                 raise GuardConfigError(f"{source}: {kind} must be an array of tables ([[{kind}]])")
             for i, entry in enumerate(entries):
-                rules[kind].append(_rule_from(entry, kind, i, source))  # type: ignore[arg-type]
+                rules[kind].append(_rule_from(entry, kind, i, source))
         return cls(allow=tuple(rules["allow"]), deny=tuple(rules["deny"]), unknown_tools=modes["unknown_tools"],
                    unknown_commands=modes["unknown_commands"], source=source)
 

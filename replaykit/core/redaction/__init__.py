@@ -23,7 +23,15 @@ from ._hook import REDACT_ENV, RedactingWriter, maybe_redacting
 from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
-from ._runs import RedactionResult, iter_redacted, redact_corpus, redact_run, redact_trace_file
+from ._runs import (
+    RedactionResult,
+    corpus_run_id,
+    iter_redacted,
+    redact_corpus,
+    redact_run,
+    redact_trace_file,
+    redaction_task,
+)
 from ._secrets import SECRET_PATTERNS, secret_entities
 
 __all__ = [
@@ -41,6 +49,7 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "Span",
+    "corpus_run_id",
     "get_engine",
     "iter_redacted",
     "make_event_redactor",
@@ -50,5 +59,6 @@ __all__ = [
     "redact_events",
     "redact_run",
     "redact_trace_file",
+    "redaction_task",
     "secret_entities",
 ]

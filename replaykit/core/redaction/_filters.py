@@ -21,6 +21,7 @@ class Span(NamedTuple):
     score: float
 
 
+_NON_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\s'’.-]")
 _NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION", "NRP"})
 _SECRET_ENTITIES = frozenset(secret_entities())
 _PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
@@ -78,15 +79,41 @@ def _keep(text: str, span: Span) -> bool:
             return False
         if stripped.lower() in NER_STOPWORDS or stripped.split()[0].lower() in NER_STOPWORDS:
             return False
-        if not stripped[0].isupper():
+        if not stripped[0].isupper() and not _name_like(stripped):
             return False
         if span.entity == "PERSON" and _not_a_person(text, span, stripped):
             return False
+        if span.entity == "PERSON" and span.score >= 0.85 and _NON_LATIN.search(stripped):
+            return False  # the English model on another script is noise; _names handles scripts
     if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
-    if span.entity == "IP_ADDRESS" and _is_non_personal_ip(value):
+    if span.entity == "IP_ADDRESS" and (_is_non_personal_ip(value) or _in_remote(text, span)):
+        return False
+    if span.entity == "EMAIL_ADDRESS" and _in_remote(text, span):
         return False
     return True
+
+
+def _name_like(value: str) -> bool:
+    # Lower-case and non-Latin names come from _names (lexicon and script rules), not from the model.
+    from ._names import FIRST_NAMES
+
+    return not value[0].isascii() or value.split()[0].casefold() in FIRST_NAMES
+
+
+def _in_remote(text: str, span: Span) -> bool:
+    """``git@github.com:org/repo.git``, ``ssh://git@host/...``, ``deploy@10.0.0.12:/var/log``: a
+    user@host of a remote (scp-style or ssh URL) names a machine account, not a person's mailbox."""
+    before = text[max(0, span.start - 8):span.start]
+    after = text[span.end:span.end + 2]
+    value = text[span.start:span.end]
+    if ("://" in before and before.rstrip().endswith(("://", "@"))) or before.endswith("://"):
+        return True
+    if span.entity == "EMAIL_ADDRESS" and after.startswith(":") and not after[1:2].isdigit():
+        return True
+    if span.entity == "EMAIL_ADDRESS" and value.split("@")[0] in ("git", "hg", "svn", "deploy", "www-data"):
+        return True
+    return span.entity == "IP_ADDRESS" and before.endswith("@") and after.startswith(":")
 
 
 # Words that make a capitalised phrase an organisation or a product, not a person ("created by Nous
@@ -99,13 +126,31 @@ _ORG_WORDS = frozenset(
     ci cd ide sdk os db
     """.split()
 )
+# Job titles and the things a capitalised phrase names when it is not a person.
+_TITLE_WORDS = frozenset(
+    """
+    engineer engineering developer manager director head chief officer lead principal senior junior staff
+    architect representative supervisor scientist analyst designer consultant administrator specialist
+    president vp ceo cto cfo coo intern success security operations support sales marketing product
+    """.split()
+)
+_THING_WORDS = frozenset(
+    """
+    sequence law laws disease syndrome theorem effect principle station street stadium center centre square
+    park bridge airport watch pixel phone apps app series season model ground express mail priority
+    warehouse depot hub office branch region cbd
+    """.split()
+)
 _HEADING = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]*$")
 
 
 def _not_a_person(text: str, span: Span, value: str) -> bool:
     words = [w.strip(".,").lower() for w in value.split()]
-    if any(w in _ORG_WORDS for w in words):
+    if any(w in _ORG_WORDS or w in _TITLE_WORDS or w in _THING_WORDS for w in words):
         return True
+    tail = text[span.end:span.end + 24].lower().split()
+    if tail and tail[0].strip(".,;:") in _THING_WORDS | _TITLE_WORDS:
+        return True  # "Fibonacci sequence", "Baker Street station", "Google Pixel apps"
     # A markdown heading's first word ("# Parallel tool calls") is not a name.
     line_start = text.rfind("\n", 0, span.start) + 1
     return len(words) == 1 and bool(_HEADING.match(text[line_start : span.start]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.ir import Event, RunHeader
 from replaykit.core.store import RunStore, RunWriter
 
@@ -41,7 +42,7 @@ class RedactingWriter:
     ) -> RedactingWriter:
         """Create the run file in ``store`` with a redacted header (same run id, tag ``redacted``)."""
         redactor = Redactor(mode=mode, allow_list=allow_list)
-        data = header.model_dump(mode="json")
+        data = jsonsafe.model_data(header)
         for key in ("title", "base_url"):
             if isinstance(data.get(key), str):
                 data[key] = redactor.redact_value(data[key])
@@ -54,9 +55,9 @@ class RedactingWriter:
 
     def append_raw(self, line: str) -> None:
         # A raw line cannot be redacted structurally; parse it as an event and redact that.
-        from replaykit.core.ir import EVENT_ADAPTER
+        from replaykit.core.store import parse_event_line
 
-        self.append(EVENT_ADAPTER.validate_json(line))
+        self.append(parse_event_line(line))
 
     def sync(self) -> None:
         self.writer.sync()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.canonical import fingerprint
 from replaykit.core.ir import (
     EVENT_ADAPTER,
@@ -148,7 +149,7 @@ def redact_events(events: Iterable[Event], redactor: Redactor, *, batch: int = 6
 
 
 def _redact_window(events: Sequence[Event], redactor: Redactor) -> list[Event]:
-    dumps = [e.model_dump(mode="json") for e in events]
+    dumps = [jsonsafe.model_data(e) for e in events]
     p = _Pass(redactor)
     p.collect_only = True
     for d in dumps:
@@ -191,7 +192,7 @@ def make_event_redactor(
 
 
 def redact_header(header: RunHeader, redactor: Redactor, *, new_run_id: str, mode: str) -> RunHeader:
-    data = header.model_dump(mode="json")
+    data = jsonsafe.model_data(header)
     p = _Pass(redactor)
     data["run_id"] = new_run_id
     data["title"] = p.text(data.get("title"))

@@ -8,15 +8,14 @@ ports (DATE_TIME in NER mode). Those recognizers are not loaded at all; see ``BU
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 # Presidio built-in recognizer class name -> kept? Only the ones with a checksum or a distinctive
 # shape survive in traces full of ids, hashes, versions and paths.
 BUILTIN_RECOGNIZERS: dict[str, bool] = {
     "EmailRecognizer": True,
-    "PhoneRecognizer": True,  # replaced by a configured instance (more regions), see below
-    "CreditCardRecognizer": True,  # Luhn
+    "PhoneRecognizer": False,  # replaced by _detectors.phones (more regions, context for national numbers)
+    "CreditCardRecognizer": False,  # misses 2-series Mastercard and Mir; see _detectors.cards
     "IbanRecognizer": True,  # mod-97
     "IpRecognizer": True,  # validated by ipaddress
     "UsSsnRecognizer": True,
@@ -33,8 +32,6 @@ BUILTIN_RECOGNIZERS: dict[str, bool] = {
     "MedicalLicenseRecognizer": False,  # two letters + 7 digits: order ids
 }
 
-# phonenumbers finds "+CC ..." numbers in any region; these regions add national formats.
-PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU", "BR", "JP", "ES", "IT", "NL", "CA")
 
 _STREET_SUFFIX = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl|Square|Sq|"
@@ -112,34 +109,6 @@ NAME_PATTERNS: tuple[tuple[str, str, float], ...] = (
 )
 
 
-# Seven or more digits with only phone punctuation between them. libphonenumber's matcher costs about
-# 0.4 ms per region per text even when there is no number at all; this gate skips it for the large
-# majority of trace messages (code, prose, test output) that cannot hold a phone number.
-_PHONE_GATE = re.compile(r"(?:\d[\s().\-/]{0,3}){7,}")
-# ISO dates and clock times are everywhere in logs and listings and are never phone numbers: they are
-# blanked before the gate looks (the recognizer itself still sees the original text).
-_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
-
-
-def _may_hold_phone(text: str) -> bool:
-    if not _PHONE_GATE.search(text):
-        return False
-    return bool(_PHONE_GATE.search(_DATES.sub(" ", text)))
-
-
-def _gated_phone_recognizer(base: Any, gated: bool = True) -> Any:
-    if not gated:
-        return base(supported_regions=PHONE_REGIONS, leniency=1)
-
-    class GatedPhoneRecognizer(base):  # type: ignore[misc, valid-type]
-        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
-            if not _may_hold_phone(text):
-                return []
-            return list(super().analyze(text, entities, nlp_artifacts))
-
-    return GatedPhoneRecognizer(supported_regions=PHONE_REGIONS, leniency=1)
-
-
 def _plain(cls: Any, **_ignored: Any) -> Any:
     def make(*, hints: tuple[str, ...], **kwargs: Any) -> Any:
         return cls(**kwargs)
@@ -150,7 +119,6 @@ def _plain(cls: Any, **_ignored: Any) -> Any:
 def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
-    from presidio_analyzer.predefined_recognizers import PhoneRecognizer
 
     from ._secrets import gated_pattern_recognizer_class
 
@@ -178,5 +146,4 @@ def build_pii_recognizers(*, gated: bool = True) -> list[Any]:
         )
         for entity, name, rx, sc in LABELLED_PATTERNS
     ]
-    phone = _gated_phone_recognizer(PhoneRecognizer, gated)
-    return [address, names, *labelled, phone]
+    return [address, names, *labelled]

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaykit.core.jsonsafe import has_surrogate
+
 from ._engine import AnalysisEngine, EngineConfig, Mode, get_engine
 from ._filters import Span
 from ._jsonstyle import dumps_like, try_parse_json
@@ -20,6 +22,15 @@ from ._keys import key_entity
 from ._placeholders import PlaceholderMap
 
 _OPERATOR_NAME = "replaykit_placeholder"
+#: ``--fail-closed``: longer strings are replaced whole (analysis is chunked, but a megabyte string in
+#: a trace is a blob: base64, a dump, a binary read as text, not prose a detector was built for)
+MAX_ANALYSED_CHARS = 1_000_000
+
+
+def unanalysable(text: str, max_chars: int = MAX_ANALYSED_CHARS) -> bool:
+    """Too long, or not decodable text: a lone surrogate (bytes that were never valid UTF-16/UTF-8
+    text) or U+FFFD (bytes a decoder had to replace)."""
+    return len(text) > max_chars or has_surrogate(text) or "\ufffd" in text
 _anonymizer: Any = None
 
 
@@ -65,6 +76,9 @@ class Redactor:
     mapping: PlaceholderMap = field(default_factory=PlaceholderMap)
     engine: AnalysisEngine | None = None
     parse_json_strings: bool = True
+    #: replace a string that cannot be analysed (see ``unanalysable``) whole instead of passing it through
+    fail_closed: bool = False
+    max_chars: int = MAX_ANALYSED_CHARS
 
     def __post_init__(self) -> None:
         if self.engine is None:
@@ -85,6 +99,10 @@ class Redactor:
         for i, t in enumerate(texts):
             if not t:
                 out[i] = t
+                continue
+            if self.fail_closed and unanalysable(t, self.max_chars):
+                self.redactions += 1
+                out[i] = self.mapping.placeholder("UNANALYSED", t)
                 continue
             k = hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             keys.append(k)

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from replaykit.core import jsonsafe
+from replaykit.core.corpus import RunResult
 from replaykit.core.ir import Event, RunHeader
 from replaykit.core.progress import ProgressBar
 from replaykit.core.store import RunWriter, iter_trace, new_run_id
@@ -36,6 +38,7 @@ def redact_run(
     allow_list: Sequence[str] = (),
     run_id: str | None = None,
     redactor: Redactor | None = None,
+    fail_closed: bool = False,
 ) -> Run:
     """A redacted copy of ``run`` as a new Run (new id, lineage ``redaction``); ``run`` is untouched.
 
@@ -44,7 +47,7 @@ def redact_run(
     from replaykit.core.run import Run
 
     if redactor is None:
-        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+        redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list, fail_closed=fail_closed)
     fixer = FingerprintFixer()
     events = [fixer(o, n) for o, n in zip(run.events, redact_events(run.events, redactor), strict=True)]
     header = redact_header(run.header, redactor, new_run_id=run_id or new_run_id("redacted"), mode=mode)
@@ -72,10 +75,11 @@ class RedactionResult:
 
 
 def iter_redacted(
-    src: Path, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None
+    src: Path, mode: str = "patterns", *, allow_list: Sequence[str] = (), run_id: str | None = None,
+    fail_closed: bool = False,
 ) -> tuple[RunHeader, Iterator[Event], Redactor]:
     """Stream a trace file's redacted header and events (events are read lazily, window by window)."""
-    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list)
+    redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list, fail_closed=fail_closed)
     lines = iter_trace(src)
     header = next(lines)
     assert isinstance(header, RunHeader)
@@ -104,9 +108,11 @@ def redact_trace_file(
     *,
     allow_list: Sequence[str] = (),
     run_id: str | None = None,
+    fail_closed: bool = False,
 ) -> RedactionResult:
     """Redact the trace at ``src`` into a new trace file ``dst`` (must not exist), streaming."""
-    header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id)
+    header, events, redactor = iter_redacted(src, mode, allow_list=allow_list, run_id=run_id,
+                                             fail_closed=fail_closed)
     if dst.exists():
         raise RedactionError(f"refusing to overwrite {dst}")
     if not dst.parent.exists():
@@ -126,14 +132,15 @@ def redact_trace_file(
     )
 
 
-def _redact_into_store(job: tuple[str, str, str, tuple[str, ...]]) -> RedactionResult:
-    src, store_root, mode, allow = job
+def _redact_into_store(job: tuple[str, str, str, tuple[str, ...], bool]) -> RedactionResult:
+    src, store_root, mode, allow, fail_closed = job
     from replaykit.core.store import RunStore
 
     store = RunStore(store_root)
     store.ensure()
     rid = new_run_id("redacted")
-    return redact_trace_file(Path(src), store.path_for(rid), mode, allow_list=allow, run_id=rid)
+    return redact_trace_file(Path(src), store.path_for(rid), mode, allow_list=allow, run_id=rid,
+                             fail_closed=fail_closed)
 
 
 def redact_corpus(
@@ -144,10 +151,11 @@ def redact_corpus(
     allow_list: Sequence[str] = (),
     workers: int | None = None,
     progress: bool | None = None,
+    fail_closed: bool = False,
 ) -> list[RedactionResult]:
     """Redact many trace files into the store, one process per core (each loads its own engine)."""
     _check_mode(mode)
-    jobs = [(str(p), str(store_root), mode, tuple(allow_list)) for p in sources]
+    jobs = [(str(p), str(store_root), mode, tuple(allow_list), fail_closed) for p in sources]
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     results: list[RedactionResult | None] = [None] * len(jobs)
     with ProgressBar(len(jobs), "redacting", show=progress) as advance:
@@ -162,3 +170,34 @@ def redact_corpus(
                     results[futures[fut]] = fut.result()
                     advance()
     return [r for r in results if r is not None]
+
+
+def corpus_run_id(source_run_id: str) -> str:
+    """The redacted copy's id in a corpus redaction: derived from the source, so reruns and every
+    engine give the same file (``redacted-<source>``, or a digest when that would be too long)."""
+    import hashlib
+
+    candidate = f"redacted-{source_run_id}"
+    if len(candidate) <= 128:
+        return candidate
+    return f"redacted-{hashlib.sha256(source_run_id.encode('utf-8')).hexdigest()[:32]}"
+
+
+def redaction_task(path: str, options: Mapping[str, Any]) -> RunResult:
+    """The corpus pipeline's redaction task: one trace file -> the lines of its redacted copy.
+
+    ``options``: mode, allow (terms never redacted). Reads the run as a stream; the copy's lines are
+    the bytes ``RunWriter`` would write.
+    """
+    from replaykit.core.store import iter_trace
+
+    first = next(iter_trace(Path(path)))
+    assert isinstance(first, RunHeader)
+    rid = corpus_run_id(first.run_id)
+    header, events, redactor = iter_redacted(Path(path), options.get("mode") or "patterns",
+                                             allow_list=tuple(options.get("allow") or ()), run_id=rid,
+                                             fail_closed=bool(options.get("fail_closed")))
+    lines = [jsonsafe.model_json(header)]  # the bytes RunWriter writes, lone surrogates escaped
+    lines.extend(jsonsafe.model_json(event) for event in events)
+    return RunResult(source=path, run_id=rid, lines=lines,
+                     info={"source_run_id": first.run_id, "redactions": redactor.redactions})

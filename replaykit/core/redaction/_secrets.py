@@ -110,7 +110,9 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "URL_CREDENTIALS",
         "url_userinfo",
-        r"(?<=\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)[^\s:/@\"'<>]{1,128}:[^\s@/\"'<>]{1,256}(?=@)",
+        # any scheme; the user may be empty (redis://:pw@host) and the password may hold "@"
+        r"(?<=\b[A-Za-z][A-Za-z0-9+.-]{1,20}://)[^\s:/@\"'<>]{0,128}:[^\s/\"'<>]{1,256}?"
+        r"(?=@[^\s@/\"'<>]*(?:[/?#:\s\"'<>]|$))",
     ),
     SecretPattern(
         "URL_CREDENTIALS",

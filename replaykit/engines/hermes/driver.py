@@ -19,15 +19,18 @@ from replaykit.core.codecs import decode_request
 from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
+from replaykit.core.live_tools import LiveTools
 from replaykit.core.play import PlayOptions, PlaySession, start_play
 from replaykit.core.recorder import Recorder
 from replaykit.core.resilience import classify
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
-from replaykit.core.tool_gate import gate
+from replaykit.core.tool_ladder import unavailable_text
 from replaykit.engines.hermes.served import served_response
 
 STAND_IN_TOOLSET = "replaykit_recorded"
+#: where an offline play points Hermes: nothing listens there, and nothing is ever sent
+OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
 
 #: the system prompt's key in each api's request kwargs (chat keeps it as messages[0])
 _SYSTEM_KEY = {"openai-responses": "instructions", "anthropic-messages": "system"}
@@ -54,9 +57,12 @@ def pin_system(api: str, request: dict[str, Any], recorded: str) -> dict[str, An
 class PlayMiddleware:
     """The two execution middlewares (and the system-prompt pin) around one cursor."""
 
-    def __init__(self, session: PlaySession, recorded_system: str | None, api: str) -> None:
+    def __init__(self, session: PlaySession, recorded_system: str | None, api: str,
+                 stand_ins: frozenset[str] = frozenset()) -> None:
         self.session = session
         self.api = api
+        self.stand_ins = stand_ins
+        self.tools = LiveTools(session.cursor, session.options)
         self.cursor: ReplayCursor = session.cursor
         self.recorder: Recorder = session.recorder
         self.options = session.options
@@ -125,31 +131,19 @@ class PlayMiddleware:
         if nested:
             return next_call()
         try:
-            decision = self.cursor.tool(call_id, name, args)
-            if decision.action == "serve" and decision.event is not None:
-                event = decision.event
-                return event.result if event.result is not None else (event.error or "")
-            if self.options.serve_only:  # offline: a tool the record does not hold here never runs
-                text = f"[replaykit] tool `{name}` was not executed: offline play serves recorded results only"
-                self.cursor.live_tool(call_id, name, args, result=text, status="unavailable", executed=False,
-                                      provenance=Provenance.SYNTHETIC)
-                return text
-            verdict = gate(name, args, self.options.allow_destructive, store=self.options.store.root)
-            if not verdict.run:
-                text = verdict.result_text or "[replaykit] not executed"
-                self.cursor.live_tool(call_id, name, args, result=text, status=verdict.status or "dry_run",
-                                      executed=False, provenance=Provenance.LIVE)
-                return text
-            started = time.perf_counter()
-            try:
-                result = next_call()
-            except BaseException as exc:
-                self.cursor.live_tool(call_id, name, args, result=None, status="error", error=repr(exc)[:2000],
-                                      duration=round(time.perf_counter() - started, 6))
-                raise
-            text = result if isinstance(result, str) else json.dumps(result, default=str)
-            self.cursor.live_tool(call_id, name, args, result=text, duration=round(time.perf_counter() - started, 6))
-            return result
+            # The one ladder (core.live_tools): served, then the guard, then Hermes's real tool, then a
+            # recorded stand-in, then "not available". Stand-ins registered for tools this Hermes lacks
+            # have no real implementation.
+            ran: list[Any] = []
+
+            def hermes_tool(*_args: Any, **_kw: Any) -> Any:
+                value = next_call()
+                ran.append(value)
+                return value
+
+            implementation = None if name in self.stand_ins else hermes_tool
+            answer = self.tools.answer(call_id, name, args, implementation=implementation)
+            return ran[0] if answer.rung == "implementation" and ran else answer.content
         finally:
             with self._lock:
                 self._active.discard(call_id)
@@ -174,11 +168,11 @@ def _turns(run: Run, cursor: ReplayCursor) -> list[Message]:
     return users[-1:]
 
 
-def register_stand_ins(run: Run, cursor: ReplayCursor) -> list[str]:
+def register_stand_ins(run: Run) -> list[str]:
     """Register every tool the recording declared that this Hermes lacks (a harness's or another framework's
-    tools) as a stand-in under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
-    ``tool_execution`` middleware: served calls get the recorded result; a live call that the middleware lets
-    through gets the recorded result of the same call, else an explicit "not available" text."""
+    tools) under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
+    ``tool_execution`` middleware, where the ladder answers them with no real implementation (served, else
+    a recorded stand-in, else "not available"). The handler itself is never reached through the middleware."""
     from tools.registry import registry
 
     calls = run.llm_calls()
@@ -188,11 +182,8 @@ def register_stand_ins(run: Run, cursor: ReplayCursor) -> list[str]:
         if registry.get_entry(spec.name) is not None:
             continue
 
-        def stand_in(args: dict[str, Any], _name: str = spec.name, **_kw: Any) -> str:
-            recorded = cursor.recorded_tool(_name, args)
-            if recorded is not None and recorded.result is not None:
-                return recorded.result
-            return f"[replaykit] tool `{_name}` is not available in this Hermes: it was not in the recording here"
+        def stand_in(_args: Any, _name: str = spec.name, **_kw: Any) -> str:
+            return unavailable_text(_name)
 
         schema = {"name": spec.name, "description": spec.description or "",
                   "parameters": spec.parameters or {"type": "object", "properties": {}}}
@@ -216,16 +207,17 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     session = start_play(source, options, engine="hermes", framework_version=hermes_version)
     cursor = session.cursor
     api = wire.API_OF_MODE[spec["api_mode"]]
-    middleware = PlayMiddleware(session, _recorded_system(source), api)
+    toolsets = list(spec["toolsets"])
+    stand_ins = register_stand_ins(source)
+    if stand_ins:
+        toolsets.append(STAND_IN_TOOLSET)
+    middleware = PlayMiddleware(session, _recorded_system(source), api, frozenset(stand_ins))
     ctx = PluginContext(PluginManifest(name="replaykit-play", source="inproc"), get_plugin_manager())
     ctx.register_middleware("llm_request", middleware.llm_request)
     ctx.register_middleware("llm_execution", middleware.llm_execution)
     ctx.register_middleware("tool_execution", middleware.tool_execution)
-    toolsets = list(spec["toolsets"])
-    if register_stand_ins(source, cursor):
-        toolsets.append(STAND_IN_TOOLSET)
     agent = run_agent.AIAgent(
-        base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key", provider="custom",
+        base_url=options.base_url or OFFLINE_BASE_URL, api_key=options.api_key() or "replaykit-no-key", provider="custom",
         model=options.model, enabled_toolsets=toolsets, quiet_mode=True, skip_context_files=True,
         skip_memory=True, platform=spec.get("platform") or "cli", max_iterations=options.max_iterations,
         tool_delay=0.0, api_mode=spec["api_mode"],

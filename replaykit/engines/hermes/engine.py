@@ -61,9 +61,8 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
     if api_mode not in API_OF_MODE:
         raise BadInput(f"--engine hermes plays runs made in the api modes {', '.join(API_OF_MODE)}; "
                        f"run {run.run_id} used {api_mode!r}")
-    toolsets = options.extra.get("toolsets") or meta.get("toolsets")
-    if not toolsets:
-        raise BadInput(f"run {run.run_id} does not name its Hermes toolsets; pass them in PlayOptions.extra['toolsets']")
+    # A run recorded outside Hermes names no toolsets: its tools become stand-ins (driver.register_stand_ins).
+    toolsets = options.extra.get("toolsets") or meta.get("toolsets") or []
     return {
         "source": str(source),
         "store": str(Path(options.store.root).expanduser().resolve()),
@@ -93,14 +92,9 @@ def _mode_of_api(run: Run) -> str:
     return next((mode for mode, mode_api in API_OF_MODE.items() if mode_api == api), api)
 
 
-#: where an offline play points Hermes: nothing listens there, and nothing is ever sent (serve_only)
-OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
-
-
 def play(run: Run, options: PlayOptions) -> PlayResult:
-    if options.serve_only:
-        options.base_url = options.base_url or OFFLINE_BASE_URL
-        options.model = options.model or (run.header.model or "replaykit-offline")
+    if options.serve_only and not options.model:
+        options.model = run.header.model or "replaykit-offline"
     options.safe_base_url()
     options.api_key()  # fail early (one line) when the named variable is unset; the child reads it itself
     python = _python(options)

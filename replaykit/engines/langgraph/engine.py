@@ -6,12 +6,11 @@ The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, T
 
 - model node: ``cursor.llm`` serves the recorded answer before the cut, flags a desync, or answers a
   synthetic end of turn; otherwise the node calls the OpenAI-compatible endpoint (``--base-url``,
-  ``--model``, key from ``--api-key-env``) through the openai engine's live model (core retry policy,
-  stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
-- tool node: ``cursor.tool`` serves recorded results (by call id, any order); a live call goes through
-  the destructive-tool guard (dry-run unless ``--allow-destructive``), then a real implementation from
-  ``options.extra["tool_impls"]`` if one is given, else a recorded result with the same arguments
-  (a stand-in, not an execution), else ``unavailable``.
+  ``--model``, key from ``--api-key-env``) through the core live model (``replaykit.core.live_model``:
+  retry policy, stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
+- tool node: every call climbs the one live-tool ladder (``replaykit.core.live_tools``): served from
+  the record, the destructive-tool guard, the user's implementation (``--tools-module`` or
+  ``options.extra["tool_impls"]``), a recorded stand-in, else ``unavailable``.
 
 Later user turns of the record are sent after each turn ends. ``options.extra["checkpoint_db"]``
 checkpoints every step into a SQLite file (thread ``play-<new run id>``).
@@ -20,12 +19,13 @@ checkpoints every step into a SQLite file (thread ``play-<new run id>``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import ReplaykitError
+from replaykit.core import jsonsafe
+from replaykit.core.errors import ProviderError, ReplaykitError
 from replaykit.core.ir import Message, ToolSpec
-from replaykit.engines.langgraph.graph import _guard_check, record_of, runtime, sqlite_checkpointer
+from replaykit.core.live_tools import LiveTools, tool_implementations
+from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -35,7 +35,7 @@ ENGINE = "langgraph"
 
 
 def _dump(model: Any) -> JSON:
-    dumped: JSON = model.model_dump(mode="json", exclude_none=True)
+    dumped: JSON = jsonsafe.model_data(model, exclude_none=True)
     return dumped
 
 
@@ -57,7 +57,7 @@ class CursorModelNode:
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
-            response = self.client.complete(messages, self.tools, self.params)
+            response = self.client.complete(messages, self.tools, self.params, why=decision.reason)
             self.cursor.live_llm(messages, response, self.tools, model=self.model)
             provenance = "live"
         else:
@@ -69,53 +69,19 @@ class CursorModelNode:
 
 
 class CursorToolRouter:
-    """The ToolNode's interceptor and tool bodies in play mode (same interface as ``ToolRouter``)."""
+    """The ToolNode's interceptor and tool bodies in play mode (same interface as ``ToolRouter``); every
+    call climbs the core live-tool ladder."""
 
-    def __init__(self, rt: Any, cursor: Any, *, allow_destructive: bool, tool_impls: Mapping[str, Any],
-                 policy: Any = None) -> None:
+    def __init__(self, rt: Any, tools: LiveTools) -> None:
         self.rt = rt
-        self.cursor = cursor
-        self.allow_destructive = allow_destructive
-        self.tool_impls = dict(tool_impls)
-        self.policy = policy
-        self._answers: dict[str, tuple[str, str]] = {}
+        self.tools = tools
 
     def answer(self, name: str, args: JSON) -> str:
         call = self.rt._CURRENT_CALL.get(None)
-        call_id = call["id"] if call else ""
-        content, status = self._decide(call_id, name, args)
+        answer = self.tools.answer(call["id"] if call else "", name, args)
         if call is not None:
-            call["outcome"] = ("done", {"status": status})
-        return content
-
-    def _decide(self, call_id: str, name: str, args: JSON) -> tuple[str, str]:
-        decision = self.cursor.tool(call_id, name, args)
-        if decision.action == "serve":
-            event = decision.event
-            return event.result or "", event.status
-        dry = _guard_check(name, args, self.allow_destructive, self.policy)
-        if dry is not None:
-            self.cursor.live_tool(call_id, name, args, result=dry[0], status=dry[1], executed=False)
-            return dry
-        impl = self.tool_impls.get(name)
-        if impl is not None:
-            try:
-                value = impl(**args)
-                content, status, error = (value if isinstance(value, str) else _json(value)), "ok", None
-            except Exception as exc:  # a failing tool is a result the model sees
-                content, status, error = f"{type(exc).__name__}: {exc}", "error", str(exc)
-            self.cursor.live_tool(call_id, name, args, result=content, status=status, error=error, executed=True)
-            return content, status
-        stand_in = self.cursor.recorded_tool(name, args)
-        if stand_in is not None:
-            from replaykit.core.ir import Provenance
-
-            self.cursor.live_tool(call_id, name, args, result=stand_in.result, status=stand_in.status,
-                                  executed=False, provenance=Provenance.SERVED)
-            return stand_in.result or "", stand_in.status
-        content = f"[replaykit] tool {name!r} has no implementation in this play; nothing was executed"
-        self.cursor.live_tool(call_id, name, args, result=content, status="unavailable", executed=False)
-        return content, "unavailable"
+            call["outcome"] = ("done", {"status": answer.status, "is_error": answer.is_error})
+        return answer.content
 
     def wrap(self, request: Any, execute: Any) -> Any:
         rt = self.rt
@@ -131,16 +97,10 @@ class CursorToolRouter:
             rt._CURRENT_CALL.reset(token)
         if not isinstance(result, rt.ToolMessage):
             return result
-        status = (call["outcome"] or ("", {"status": "error"}))[1]["status"]
+        outcome = (call["outcome"] or ("", {"is_error": True}))[1]
         ir = rt.lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
-        ir["parts"][0]["is_error"] = status == "error"
+        ir["parts"][0]["is_error"] = bool(outcome["is_error"])
         return rt.ir_to_lc(ir, rt.message_id(len(messages) + offset), "live")
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def play(run: Run, options: Any) -> Any:
@@ -150,6 +110,7 @@ def play(run: Run, options: Any) -> Any:
     rt = runtime()
     import langgraph
 
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     session = start_play(run, options, engine=ENGINE, framework_version=getattr(langgraph, "__version__", None))
     cursor = session.cursor
     record = record_of(run)
@@ -163,8 +124,7 @@ def play(run: Run, options: Any) -> Any:
         calls = run.llm_calls()
         params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in DROP_PARAMS}
         model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
-        router = CursorToolRouter(rt, cursor, allow_destructive=options.allow_destructive,
-                                  tool_impls=extra.get("tool_impls") or {}, policy=extra.get("guard_policy"))
+        router = CursorToolRouter(rt, LiveTools(cursor, options, implementations=impls))
         functions = [rt.recorded_tool_function(router, s["name"]) for s in record.tool_specs]
         tools = rt.make_tools(record.tool_specs, functions)
         with _checkpointer(extra.get("checkpoint_db")) as saver:
@@ -173,10 +133,16 @@ def play(run: Run, options: Any) -> Any:
             if saver is not None:
                 config["configurable"] = {"thread_id": f"play-{session.run_id}"}
             messages = _drive(rt, graph, run, record, cursor, config, saver is not None)
-    except ReplaykitError as exc:
-        return session.finish(None, status="failed", error=str(exc))
+    except ReplaykitError as exc:  # the partial run is kept (closed as failed); the error says where
+        session.finish(None, status="failed", error=str(exc))
+        raise ProviderError(f"{exc}; partial run saved as {session.run_id}") from exc
     except Exception as exc:  # langgraph's own failures (recursion limit, ...) end the play as failed
-        return session.finish(None, status="failed", error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+        error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        session.finish(None, status="failed", error=error)
+        raise ReplaykitError(f"play {session.run_id}: {error}; partial run saved as {session.run_id}") from exc
+    except BaseException as exc:
+        session.finish(None, status="interrupted", error=type(exc).__name__)
+        raise
     final = _final_text(rt, messages)
     return session.finish(final, status="completed")
 
@@ -199,17 +165,36 @@ def _checkpointer(path: Any) -> Any:
 
 
 def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON, stateful: bool) -> list[Any]:
-    """First turn from the first recorded request's context, then each later recorded user turn."""
+    """First turn from the first recorded request's context, then each later recorded user turn (each
+    turn's start and end recorded, as the other engines do)."""
     if not record.requests:
         return []
+    from replaykit.core.ir import Provenance
+
+    recorder = cursor.recorder
     first = record.requests[0]
+    for message in first:
+        if message.get("role") == "user" and recorder is not None:
+            recorder.turn_start(Message.model_validate(message), provenance=Provenance.SERVED)
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
+    _turn_end(rt, cursor, messages)
     for user in cursor.user_turns()[1:]:  # the first turn is in the first request
+        if recorder is not None:
+            recorder.turn_start(user, provenance=Provenance.SERVED)
         new = [rt.ir_to_lc(_dump(user), rt.message_id(len(messages)), "recorded")]
         value = new if stateful else [*messages, *new]
         messages = rt.invoke(graph, {"messages": value}, config)["messages"]
+        _turn_end(rt, cursor, messages)
     return list(messages)
+
+
+def _turn_end(rt: Any, cursor: Any, messages: list[Any]) -> None:
+    from replaykit.core.ir import Provenance
+
+    if cursor.recorder is not None:
+        cursor.recorder.turn_end(_final_text(rt, messages),
+                                 provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
 
 
 def _final_text(rt: Any, messages: list[Any]) -> str | None:

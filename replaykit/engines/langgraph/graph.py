@@ -5,9 +5,9 @@
     fork = fork_run(run, store=store, step=4, target="result", value="...", live=LiveEndpoint(...))
 
 The graph itself is built by ``replaykit.engines.langgraph.runtime`` (shared verbatim with the exported
-source); this module plugs replaykit in: the live provider (any OpenAI-compatible endpoint, encoded by
-the core codecs), the destructive-tool guard in front of every real tool execution, SQLite
-checkpointing, and recording a fork back into the store as a new run with lineage.
+source); this module plugs replaykit in: the live provider (the core live model at any OpenAI-compatible
+endpoint), the destructive-tool guard in front of every real tool execution (the live-tool ladder's
+guard rung), SQLite checkpointing, and recording a fork back into the store as a new run with lineage.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import BadInput, MissingExtra, ProviderError, ReplaykitError
+from replaykit.core import jsonsafe
+from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -57,8 +58,8 @@ def _sqlite_saver(conn: Any) -> Any:
 
 def record_of(run: Run) -> lg_runtime.Record:
     rt = runtime()
-    header = run.header.model_dump(mode="json", exclude_none=True)
-    events = [e.model_dump(mode="json", exclude_none=True) for e in run.events]
+    header = jsonsafe.model_data(run.header, exclude_none=True)
+    events = [jsonsafe.model_data(e, exclude_none=True) for e in run.events]
     record: lg_runtime.Record = rt.Record(header, events)
     return record
 
@@ -88,67 +89,24 @@ class LiveEndpoint:
 
 
 def make_live_model(endpoint: LiveEndpoint) -> Callable[[list[JSON], list[JSON]], JSON]:
-    """The model node's live side: one Chat Completions call per node run (IR in, IR out)."""
-    try:
-        import openai
-    except ModuleNotFoundError as exc:
-        raise MissingExtra("openai", "openai") from exc
-    from replaykit.core.codecs import decode_response, encode_request
+    """The model node's live side: the one core live model (``replaykit.core.live_model``: classified
+    errors, Retry-After, backoff, stale-stream guard, length continuation), IR dicts in and out."""
     from replaykit.core.ir import MESSAGES_ADAPTER, ToolSpec
+    from replaykit.core.live_model import LiveModel
+    from replaykit.core.play import PlayOptions
 
-    client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key(),
-                           timeout=endpoint.timeout, max_retries=endpoint.max_retries)
+    options = PlayOptions(base_url=endpoint.base_url, model=endpoint.model, api_key_env=endpoint.api_key_env,
+                          request_timeout=endpoint.timeout, max_attempts=endpoint.max_retries + 1)
+    options.api_key()  # a named but unset variable fails before the graph runs
+    model = LiveModel(options)
 
     def live(messages: list[JSON], tools: list[JSON]) -> JSON:
         specs = [ToolSpec.model_validate(t) for t in tools] or None
-        encoded = encode_request("openai-chat", MESSAGES_ADAPTER.validate_python(messages), specs,
-                                 {**endpoint.params, "model": endpoint.model})
-        try:
-            completion = client.chat.completions.create(**encoded.body)
-        except openai.OpenAIError as exc:
-            raise ProviderError(f"live model call to {endpoint.base_url} failed: {type(exc).__name__}: {exc}") from exc
-        response = decode_response("openai-chat", completion.model_dump(mode="json", exclude_none=True))
-        dumped: JSON = response.model_dump(mode="json", exclude_none=True)
+        response = model.complete(MESSAGES_ADAPTER.validate_python(messages), specs, dict(endpoint.params))
+        dumped: JSON = jsonsafe.model_data(response, exclude_none=True)
         return dumped
 
     return live
-
-
-def make_live_tool(tool_impls: Mapping[str, ToolImpl] | None, *, allow_destructive: bool = False,
-                   policy: Any = None) -> Callable[[str, Any, str], tuple[str, str]]:
-    """The tool node's live side. Every real execution asks the destructive-tool guard first; a tool
-    without an implementation is reported as unavailable (never guessed)."""
-    impls = dict(tool_impls or {})
-
-    def live(name: str, args: Any, call_id: str) -> tuple[str, str]:
-        verdict = _guard_check(name, args, allow_destructive, policy)
-        if verdict is not None:
-            return verdict
-        impl = impls.get(name)
-        if impl is None:
-            return (f"[replaykit] tool {name!r} has no implementation in this replay; nothing was executed",
-                    "unavailable")
-        try:
-            result = impl(**args) if isinstance(args, dict) else impl(args)
-        except Exception as exc:  # a tool failure is a result the model sees, as in the real agent
-            return f"{type(exc).__name__}: {exc}", "error"
-        return (result if isinstance(result, str) else _dumps(result)), "ok"
-
-    return live
-
-
-def _guard_check(name: str, args: Any, allow_destructive: bool, policy: Any) -> tuple[str, str] | None:
-    """``None`` when the call may run; else the (dry-run text, status) to record instead. Asks the core
-    destructive-tool guard (through ``replaykit.core.tool_gate``, or with an explicit ``policy``)."""
-    if policy is not None:
-        from replaykit.core import guard  # type: ignore[attr-defined,unused-ignore]
-
-        verdict = guard.check(name, args, allow_destructive, policy)
-        return None if verdict.run else (str(verdict.result_text), str(verdict.status or "dry_run"))
-    from replaykit.core.tool_gate import gate
-
-    gated = gate(name, args, allow_destructive)
-    return None if gated.run else (str(gated.result_text), str(gated.status or "dry_run"))
 
 
 def _dumps(value: Any) -> str:
@@ -210,8 +168,10 @@ def build_replay_graph(run: Run, *, live: LiveEndpoint | None = None,
     if live_model is None and live is not None:
         live_model = make_live_model(live)
     model = rt.ModelNode(record, log, live_model)
-    live_tool = make_live_tool(tool_impls, allow_destructive=allow_destructive, policy=guard_policy)
-    router = rt.ToolRouter(record, log, live_tool)
+    from replaykit.core.live_tools import guard_for
+
+    router = rt.ToolRouter(record, log, dict(tool_impls or {}),
+                           guard_for(allow_destructive, policy=guard_policy))
     specs = record.tool_specs
     if safe_tool_names:  # drawings: trace text never reaches a diagram as anything but identifiers
         specs = [{**s, "name": n} for s, n in zip(specs, tool_identifiers([s["name"] for s in specs]), strict=True)]

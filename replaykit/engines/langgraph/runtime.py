@@ -1,11 +1,12 @@
 """The LangGraph runtime of a recorded run: a model node, a ToolNode and the loop between them.
 
 This module imports only the standard library, ``langchain_core``, ``langgraph`` and replaykit's
-stdlib-only ``core.serve`` (the delta resolver, the request fingerprint, the serve position):
-``replaykit.exporters.langgraph_source`` embeds ``core.canonical``, ``core.serve`` and this module
-verbatim into the generated module, so the in-memory graph (``replaykit.engines.langgraph.graph``) and
-the exported file run the very same code. Everything replaykit-specific (the live provider, the destructive-tool guard, real tool
-implementations) is plugged in through the ``live_model`` and ``live_tool`` hooks.
+stdlib-only ``core.serve`` (the delta resolver, the request fingerprint, the serve position) and
+``core.tool_ladder``: ``replaykit.exporters.langgraph_source`` embeds ``core.canonical``,
+``core.serve``, the ladder and this module verbatim into the generated module, so the in-memory graph
+(``replaykit.engines.langgraph.graph``) and the exported file run the very same code. Everything
+replaykit-specific (the live provider, the destructive-tool guard, real tool implementations) is
+plugged in through the ``live_model``, ``guard`` and ``implementations`` hooks.
 
 Data are plain JSON: ``header`` and ``events`` are trace lines (``model_dump(mode="json",
 exclude_none=True)`` of the IR), messages are IR message dicts (``{"role", "parts": [...]}``).
@@ -54,7 +55,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
+# Embedded verbatim above this module in generated code (the import lines are dropped there).
 from replaykit.core.serve import next_llm_index, request_fingerprint, resolve_all_requests, tool_message
+from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, Guard, climb, implementation_for
 
 STASH = "replaykit"
 MODEL_NODE = "model"
@@ -63,7 +66,6 @@ PURE = frozenset({"recorded", "served"})
 
 JSON = dict[str, Any]
 LiveModel = Callable[[list[JSON], list[JSON]], JSON]  # (messages, tool specs) -> LLMResponse dict
-LiveTool = Callable[[str, Any, str], tuple[str, str]]  # (name, args, call_id) -> (content, status)
 
 
 class ReplayDesync(RuntimeError):
@@ -388,7 +390,7 @@ class ReplayLog:
         tools = [e for e in self.entries if e["kind"] == "tool"]
         return {
             "provider_calls": sum(1 for e in llm if e["provenance"] in ("live", "desync")),
-            "tool_executions": sum(1 for e in tools if e["provenance"] in ("live", "desync")),
+            "tool_executions": sum(1 for e in tools if e.get("executed")),
             "served_llm_steps": sum(1 for e in llm if e["provenance"] == "served"),
             "served_tool_steps": sum(1 for e in tools if e["provenance"] == "served"),
             "synthetic_steps": sum(1 for e in self.entries if e["provenance"] == "synthetic"),
@@ -535,12 +537,17 @@ _CURRENT_CALL: contextvars.ContextVar[JSON] = contextvars.ContextVar("replaykit_
 
 
 class ToolRouter:
-    """Answers tool calls: recorded results where the record holds this call, else ``live_tool``."""
+    """Answers tool calls through the one live-tool ladder (``decide`` / ``climb``, from
+    ``replaykit.core.tool_ladder``): served from the record where it holds this call, then the ``guard``
+    in front of any ``implementations`` (tool name -> function), then a recorded call with the same
+    name and arguments, else "not available"."""
 
-    def __init__(self, record: Record, log: ReplayLog, live_tool: LiveTool | None = None) -> None:
+    def __init__(self, record: Record, log: ReplayLog, implementations: dict[str, Callable[..., Any]] | None = None,
+                 guard: Guard | None = None) -> None:
         self.record = record
         self.log = log
-        self.live_tool = live_tool
+        self.implementations = dict(implementations or {})
+        self.guard = guard
 
     def answer(self, name: str, args: JSON) -> str:
         """The body of every recorded tool function (runs inside ``wrap``, which set the call)."""
@@ -550,20 +557,29 @@ class ToolRouter:
             if event is None:
                 raise ReplayDesync(f"tool {name!r}: no recorded call with these arguments")
             return str(event.get("result") or "")
-        event = None
-        if call["asker_provenance"] in PURE or call["asker_provenance"] == "edited":
-            event = self.record.recorded_tool(call["llm_index"], call["id"], name, args)
-        elif call["asker_provenance"] == "live":
-            event = self.record.tool_by_arguments(name, args)
-        if event is not None:
-            call["outcome"] = ("served", event)
-            return str(event.get("result") or "")
-        if self.live_tool is None:
-            raise ReplayDesync(f"tool {name!r} (call {call['id']}): not in the record and no live tool is configured")
+        chosen: list[JSON] = []
+
+        def found(event: JSON | None) -> Found | None:
+            if event is None:
+                return None
+            chosen.append(event)
+            return Found(str(event.get("result") or ""), str(event.get("status") or "ok"), event.get("error"))
+
+        def served() -> Found | None:
+            if call["asker_provenance"] in PURE or call["asker_provenance"] == "edited":
+                return found(self.record.recorded_tool(call["llm_index"], call["id"], name, args))
+            return None
+
         started = time.perf_counter()
-        content, status = self.live_tool(name, args, call["id"])
-        call["outcome"] = ("live", {"status": status, "duration": time.perf_counter() - started})
-        return content
+        answer = climb(name, args, served=served, guard=self.guard,
+                       implementation=implementation_for(self.implementations, name),
+                       stand_in=lambda: found(self.record.tool_by_arguments(name, args)))
+        if chosen and answer.provenance == "served":
+            call["outcome"] = ("served", chosen[-1])
+        else:
+            call["outcome"] = (answer.provenance, {"status": answer.status, "executed": answer.executed,
+                                                   "duration": time.perf_counter() - started})
+        return answer.content
 
     def wrap(self, request: Any, execute: Callable[[Any], Any]) -> Any:
         """ToolNode interceptor: tells the tool which call it answers, then fixes the message id."""
@@ -582,17 +598,18 @@ class ToolRouter:
             _CURRENT_CALL.reset(token)
         if not isinstance(result, ToolMessage):
             return result
-        provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok"})
+        provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok",
+                                                          "executed": True})
         status = detail.get("status", "ok")
         if provenance == "served":
             ir = tool_message(detail)
         else:
             ir = lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
-            ir["parts"][0]["is_error"] = status == "error"
-        entry: JSON = {"kind": "tool", "provenance": provenance, "call_id": tool_call["id"],
-                       "name": tool_call["name"], "arguments": tool_call["args"], "offset": offset,
+            ir["parts"][0]["is_error"] = status in ("error", UNAVAILABLE_STATUS)
+        entry: JSON = {"kind": "tool", "provenance": provenance, "executed": bool(detail.get("executed")),
+                       "call_id": tool_call["id"], "name": tool_call["name"], "arguments": tool_call["args"], "offset": offset,
                        "result": ir["parts"][0].get("content", ""), "status": status,
-                       "step": self.record.step_of.get(detail["id"]) if provenance == "served" else None,
+                       "step": self.record.step_of.get(str(detail["id"])) if provenance == "served" else None,
                        "duration": detail.get("duration")}
         self.log.add(entry)
         return _stamp(ir, position, provenance, step=entry["step"])

@@ -9,14 +9,14 @@ and whose model is a ``CursorModel`` (a PydanticAI ``WrapperModel``). Every deci
   end-of-turn answer, ``live`` (the cut, or a desync: the request's core fingerprint differs from the
   record's) calls the live model and reports it with ``cursor.live_llm``. The cursor records the
   served / synthetic steps and the ``desync`` / ``synthetic`` events;
-- each tool call goes to ``cursor.tool`` (served by ``tool_call_id``, any order); a live call runs
-  the user's implementation (``--tools-module``) only through ``core.tool_gate`` (the destructive-tool
-  guard), else is answered from a recorded call with the same arguments, else with a marked
-  "not available" result;
-- the live model is ``OpenAIChatModel`` (``OpenAIResponsesModel`` when the run used the Responses API)
-  at any OpenAI-compatible endpoint, wrapped in ``pydantic_ai_resilience.LiveModel`` (the core's retry
-  policy, stale-stream guard and length continuation); the core ``IterationBudget`` bounds the live
-  calls of each turn and ends it with one grace call.
+- each tool call climbs the core live-tool ladder (``replaykit.core.live_tools``): served from the
+  record, the destructive-tool guard, the user's implementation (``--tools-module``), a recorded
+  stand-in, else the one "not available" result;
+- a live request goes to the core live model (``replaykit.core.live_model``: Chat Completions at any
+  OpenAI-compatible endpoint, streamed, with the core retry policy, stale-stream guard and length
+  continuation), the same one the openai and LangGraph engines call; its IR response is handed back
+  to the agent as a ``ModelResponse``. The core ``IterationBudget`` bounds the live calls of each turn
+  and ends it with one grace call.
 
 ``replay(run)`` runs the whole record offline (0 provider calls, 0 tool executions, no store);
 ``play(run, PlayOptions)`` is the ``replaykit play --engine pydantic-ai`` entry point (``PlayResult``);
@@ -33,27 +33,21 @@ from typing import Any
 from replaykit.core.cursor import Counters as CoreCounters
 from replaykit.core.cursor import LLMDecision, ReplayCursor
 from replaykit.core.errors import BadInput, ProviderError, ReplaykitError
-from replaykit.core.ir import Event, Provenance
+from replaykit.core.ir import Event, Message, Provenance, TextPart
+from replaykit.core.live_model import DROP_PARAMS, LiveModel
+from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
-from replaykit.core.resilience import IterationBudget
+from replaykit.core.resilience import GRACE_PROMPT, IterationBudget
 from replaykit.core.run import Run
-from replaykit.core.tool_gate import gate
 from replaykit.engines.pydantic_ai import compat
 from replaykit.engines.pydantic_ai.messages import (
     Residue,
     from_pydantic_ai,
-    response_from_pydantic_ai,
     response_to_pydantic_ai,
     to_pydantic_ai,
 )
 from replaykit.engines.pydantic_ai.plan import Plan, Segment, build_plan
-from replaykit.engines.pydantic_ai.tools import (
-    build_tools,
-    implementation_for,
-    load_tools_module,
-    run_implementation,
-    unavailable_text,
-)
+from replaykit.engines.pydantic_ai.tools import build_tools
 
 ENGINE = "pydantic-ai"
 BUDGET_ANSWER = "[replaykit] iteration budget exhausted"
@@ -122,7 +116,10 @@ class Driver:
         self.residue: dict[int, Residue] = {}
         self.segment: Segment | None = None
         self.served = 0  # LLM steps served so far (the cursor serves the record's rounds in order)
-        self._live_model: Any = None
+        self.tools = LiveTools(cursor, options, implementations=impls)
+        first = plan.calls[0].event.request.params if plan.calls else {}
+        self.params = {k: v for k, v in first.items() if k not in DROP_PARAMS}  # as the openai engine sends
+        self._live_model: LiveModel | None = None
 
     @property
     def recorder(self) -> Any:
@@ -134,7 +131,9 @@ class Driver:
         return Counters(provider_calls=c.provider_calls, llm_served=c.served_llm_steps, llm_live=c.live_llm_steps,
                         synthetic=c.synthetic_steps, desyncs=c.desyncs,
                         tools_served=c.served_tool_steps + e.tools_served, tools_executed=c.tool_executions,
-                        tools_dry_run=e.tools_dry_run, tools_unavailable=e.tools_unavailable, retries=e.retries,
+                        tools_dry_run=e.tools_dry_run, tools_unavailable=e.tools_unavailable,
+                        retries=sum(1 for ev in (self.recorder.events if self.recorder is not None else ())
+                                    if ev.kind == "error" and getattr(ev, "retryable", False)),
                         grace_calls=e.grace_calls)
 
     def start_segment(self, segment: Segment) -> None:
@@ -185,92 +184,46 @@ class Driver:
         if state == "exhausted":
             raise BudgetExhausted(f"iteration budget of {self.budget.max_iterations} live LLM calls per turn "
                                   "exhausted (the grace call was used)")
-        tools = self.plan.tools
-        if state == "grace":
-            from replaykit.engines.pydantic_ai.resilience import grace_request
-
+        tools: list[Any] | None = self.plan.tools or None
+        call_params = dict(self.params)
+        if state == "grace":  # one last call that can only answer: no tools offered (as the openai engine)
             self.extra.grace_calls += 1
-            messages, params = grace_request(messages, params)
-            ir_messages = from_pydantic_ai(messages, self.residue)
-            tools = []
+            ir_messages = [*ir_messages, Message(role="user", parts=[TextPart(text=GRACE_PROMPT)])]
+            tools = None
         model = self.live_model(decision)
         started = time.monotonic()
         t = self.recorder.now() if self.recorder is not None else None
-        response = await model.request(messages, settings, params)
-        ir_response = response_from_pydantic_ai(response)
-        self.cursor.live_llm(ir_messages, ir_response, tools or None, api=self.plan.api,
-                             model=self.options.model if self.options else None, t=t,
-                             duration=round(time.monotonic() - started, 6))
+        # The core live model is synchronous (the openai client, streamed): a worker thread keeps the
+        # agent's event loop free while it streams, retries and continues.
+        response = await asyncio.to_thread(model.complete, ir_messages, tools, call_params, why=decision.reason)
+        self.cursor.live_llm(ir_messages, response, tools, api="openai-chat", model=model.options.model, t=t,
+                             params=call_params, duration=round(time.monotonic() - started, 6))
+        answer = response_to_pydantic_ai(response, provider_name="openai")
         if state == "grace":
-            return _without_tool_calls(response)
-        return response
+            return _without_tool_calls(answer)
+        return answer
 
-    def live_model(self, decision: LLMDecision) -> Any:
+    def live_model(self, decision: LLMDecision) -> LiveModel:
         if self._live_model is None:
             if self.options is None or self.session is None:
                 why = "the request does not match the record" if decision.reason == "desync" else decision.reason
                 raise ReplaykitError(f"step {decision.step}: {why}; an offline replay cannot go live "
                                      "(use replaykit play with --base-url and --model)")
-            self._live_model = build_live_model(self.plan, self.options, self)
+            self._live_model = LiveModel(self.options, self.session)
         return self._live_model
-
-    def on_error(self, error: Any, attempt: int, wait: float | None) -> None:
-        if wait is not None:
-            self.extra.retries += 1
-        if self.recorder is not None:
-            self.recorder.llm_error(None, message=error.describe(), error_type=error.kind,
-                                    status_code=error.status_code, retryable=wait is not None, attempt=attempt,
-                                    provenance=Provenance.LIVE)
-
-    async def close(self) -> None:
-        client = getattr(self._live_model, "openai_client", None)
-        if client is not None:  # closed inside the event loop that opened its connections
-            await client.close()
 
     # ------------------------------------------------------------------------------------ tools
 
     async def call_tool(self, name: str, call_id: str | None, arguments: dict[str, Any]) -> str:
-        call_id = call_id or ""
-        decision = self.cursor.tool(call_id, name, arguments)
-        if decision.action == "serve" and decision.event is not None:
-            event = decision.event
-            return event.result if event.result is not None else (event.error or "")
-        return await self._live_tool(name, call_id, arguments)
-
-    async def _live_tool(self, name: str, call_id: str, arguments: dict[str, Any]) -> str:
-        started = time.monotonic()
-        impl = implementation_for(self.impls, name)
-        if impl is not None:
-            allow = self.options.allow_destructive if self.options is not None else False
-            store = self.options.store.root if self.options is not None else None
-            verdict = gate(name, arguments, allow, store=store)  # the store's guard.toml applies
-            if not verdict.run:
-                text = verdict.result_text or f"[replaykit dry-run] `{name}` was not executed"
-                self.extra.tools_dry_run += 1
-                self.cursor.live_tool(call_id, name, arguments, result=text, status=verdict.status or "dry_run",
-                                      executed=False, duration=_since(started))
-                return text
-            status, error = "ok", None
-            try:
-                result = await run_implementation(impl, arguments)
-            except Exception as exc:  # the user's tool failed: the model sees the error, as in Hermes
-                status, error = "error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-                result = f"Error: {error}"
-            self.cursor.live_tool(call_id, name, arguments, result=result, status=status, error=error,
-                                  executed=True, duration=_since(started))
-            return result
-        recorded = self.cursor.recorded_tool(name, arguments)
-        if recorded is not None and recorded.status in ("ok", "error"):
+        """Every tool call climbs the core live-tool ladder (``replaykit.core.live_tools``)."""
+        answer = await self.tools.aanswer(call_id or "", name, arguments)
+        if answer.rung == "stand_in":
             self.extra.tools_served += 1
-            self.cursor.live_tool(call_id, name, arguments, result=recorded.result, status=recorded.status,
-                                  error=recorded.error, executed=False, provenance=Provenance.SERVED,
-                                  duration=_since(started))
-            return recorded.result or ""
-        text = unavailable_text(name)
-        self.extra.tools_unavailable += 1
-        self.cursor.live_tool(call_id, name, arguments, result=text, status="unavailable", executed=False,
-                              provenance=Provenance.SYNTHETIC, duration=_since(started))
-        return text
+        elif answer.rung == "guard":
+            self.extra.tools_dry_run += 1
+        elif answer.rung == "unavailable":
+            self.extra.tools_unavailable += 1
+        return answer.content
 
 
 def _since(started: float) -> float:
@@ -304,7 +257,7 @@ def _without_tool_calls(response: Any) -> Any:
 def _cursor_model_class() -> type:
     from pydantic_ai.models.wrapper import WrapperModel
 
-    class CursorModel(WrapperModel):  # type: ignore[misc, valid-type]
+    class CursorModel(WrapperModel):
         """Asks the cursor for every request; the live model answers only the live ones."""
 
         def __init__(self, wrapped: Any, driver: Driver) -> None:
@@ -336,15 +289,22 @@ def make_agent(plan: Plan, driver: Driver) -> Any:
 
 
 async def drive(plan: Plan, driver: Driver, agent: Any) -> tuple[str | None, list[Any]]:
-    """Run every agent run (segment) of the plan in order; returns the last output and history."""
+    """Run every agent run (segment) of the plan in order, then the recording's later user turns the
+    plan does not hold (a branch keeps only its prefix; the run it came from has every turn, as the
+    openai and LangGraph engines send them); returns the last output and history."""
     from pydantic_ai.usage import UsageLimits
 
     cursor = driver.cursor
     recorder = driver.recorder
     output: str | None = None
     history: list[Any] = []
-    for segment in plan.segments:
-        if cursor.live and segment.continues and history:
+    # The user turns the plan plays: those in its last request (each agent run may restate the whole
+    # conversation, so counting the segments' inputs would count a turn more than once).
+    sent = sum(1 for m in plan.calls[-1].request if m.role == "user") if plan.calls else 0
+    later = [Segment(len(plan.segments) + i, 0, len(plan.calls), [user], True)
+             for i, user in enumerate(cursor.user_turns()[sent:])]
+    for segment in [*plan.segments, *later]:
+        if segment.index >= len(plan.segments) or (cursor.live and segment.continues and history):
             start = [*history, *to_pydantic_ai(segment.new_input).messages]
         else:  # the recorded request (a fresh conversion: nothing shared between runs)
             start = to_pydantic_ai(plan.calls[segment.first].request).messages
@@ -360,13 +320,6 @@ async def drive(plan: Plan, driver: Driver, agent: Any) -> tuple[str | None, lis
         if recorder is not None:
             recorder.turn_end(output, provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
     return output, history
-
-
-async def _drive_and_close(plan: Plan, driver: Driver, agent: Any) -> tuple[str | None, list[Any]]:
-    try:
-        return await drive(plan, driver, agent)
-    finally:
-        await driver.close()
 
 
 # ---------------------------------------------------------------------------------------- entry points
@@ -431,8 +384,7 @@ def play_options(options: Any) -> PlayOptions:
 def _play(run: Run, options: PlayOptions) -> tuple[EngineResult, PlayResult]:
     compat.require()
     plan = build_plan(run)
-    tools_module = options.extra.get("tools_module")
-    impls = load_tools_module(tools_module) if tools_module else {}
+    impls = tool_implementations(options)  # a bad --tools-module fails before the new run exists
     options.api_key()  # a named but unset variable fails before the new run is created
     session = start_play(run, options, engine=ENGINE, framework_version=compat.version())
     driver = Driver(plan, session.cursor, session=session, options=options, impls=impls)
@@ -440,7 +392,7 @@ def _play(run: Run, options: PlayOptions) -> tuple[EngineResult, PlayResult]:
     status, error, output = "completed", None, None
     history: list[Any] = []
     try:
-        output, history = asyncio.run(_drive_and_close(plan, driver, agent))
+        output, history = asyncio.run(drive(plan, driver, agent))
     except ReplaykitError as exc:  # GaveUp (provider), BudgetExhausted, a bad tools module...
         status, error = "failed", str(exc)
     except BaseException as exc:
@@ -452,37 +404,3 @@ def _play(run: Run, options: PlayOptions) -> tuple[EngineResult, PlayResult]:
     result = EngineResult(session.run_id, run.run_id, status, output, history, driver.counters(), session.cursor.cut,
                           plan.lost, list(session.recorder.events), error, core_counters=session.cursor.counters)
     return result, play_result
-
-
-# ------------------------------------------------------------------------------------- live model
-
-
-def build_live_model(plan: Plan, options: PlayOptions, driver: Driver) -> Any:
-    """``OpenAIChatModel`` (or ``OpenAIResponsesModel``) at ``--base-url``, wrapped in ``LiveModel`` (the
-    core's retry policy, stale-stream guard and length continuation)."""
-    openai_models = compat.require_openai()
-    from openai import AsyncOpenAI
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    from replaykit.core.resilience import ContinuationPolicy, RetryPolicy
-    from replaykit.engines.pydantic_ai.resilience import LiveModel
-
-    # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
-    client = AsyncOpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",
-                         max_retries=0, timeout=options.request_timeout)
-    provider = OpenAIProvider(openai_client=client)
-    if plan.api == "openai-responses":
-        model = openai_models.OpenAIResponsesModel(options.model, provider=provider)
-    else:
-        model = openai_models.OpenAIChatModel(options.model, provider=provider)
-    extra = options.extra
-    policy = RetryPolicy(max_attempts=options.max_attempts,
-                         base_delay=float(extra.get("retry_base_delay", 0.5)),
-                         max_delay=float(extra.get("retry_max_delay", 20.0)))
-    live = LiveModel(model, policy, stale_timeout=options.stale_timeout,
-                     continuation=ContinuationPolicy(int(extra.get("max_continuations", 3))))
-    live.on_attempt = lambda _attempt: driver.cursor.note_provider_call()
-    live.on_error = driver.on_error
-    live.openai_client = client
-    return live
-

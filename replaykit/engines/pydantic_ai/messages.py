@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaykit.core import jsonsafe
 from replaykit.core.canonical import dumps_compact
 from replaykit.core.ir import (
     LLMResponse,
@@ -107,7 +108,7 @@ def parts_signature(message: Any) -> Any:
 def fingerprint(message: Any) -> str:
     import hashlib
 
-    return hashlib.sha256(dumps_compact(parts_signature(message)).encode()).hexdigest()[:24]
+    return hashlib.sha256(dumps_compact(parts_signature(message)).encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def _dump_part(part: Any, kind: str) -> Any:
@@ -558,11 +559,11 @@ def response_to_pydantic_ai(response: LLMResponse, *, provider_name: str | None 
     if response.finish_reason is not None:
         extra["finish_reason"] = response.finish_reason
     if response.usage is not None:
-        extra["usage"] = response.usage.model_dump(mode="json", exclude_none=True)
+        extra["usage"] = jsonsafe.model_data(response.usage, exclude_none=True)
     if response.provider_details is not None:
         extra["provider_details"] = _copy(response.provider_details)
     if history.residue:
-        extra["message"] = response.message.model_dump(mode="json", exclude_none=True)
+        extra["message"] = jsonsafe.model_data(response.message, exclude_none=True)
     model_response.usage = usage_to_pai(response.usage)
     model_response.model_name = response.model
     model_response.provider_response_id = response.response_id

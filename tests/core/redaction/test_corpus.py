@@ -1,84 +1,73 @@
-"""Recall and keep-rate per category on the labelled corpus, in both modes.
+"""Recall and keep-rate on the labelled corpus (tests/fixtures/redaction/corpus.jsonl), both modes.
 
-Thresholds: structured identifiers and secrets have checksums or distinctive shapes, so recall must
-be (near) total; names need NER (pattern mode only finds cue-introduced names and is not held to a
-name target); hard negatives (SHAs, UUIDs, versions, paths, identifiers) must survive almost always,
-because a redacted trace that mangles code is useless for replay and training.
+Targets (issue 18): secrets recall >= 0.995 in both modes, PII recall >= 0.95 in NER mode, hard
+negatives kept >= 0.98. Scoring (replaykit.testing.redaction_corpus) counts a value as removed only
+when no 6-character piece of it is left: a secret must go whole. bench/bench_redaction_quality.py
+publishes the same measurement next to Presidio, Hermes's redactor and detect-secrets.
 """
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from pathlib import Path
-
 import pytest
 
 from replaykit.core.redaction import Redactor
+from replaykit.testing.redaction_corpus import Score, load_corpus, score
 
-CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "redaction" / "corpus.jsonl"
-
-RECALL = {
-    "patterns": {"email": 1.0, "phone": 0.9, "credit_card": 1.0, "iban": 1.0, "address": 0.85, "secret": 0.97,
-                 "identity": 0.75, "json": 1.0},
-    "ner": {"person": 0.85, "email": 1.0, "phone": 0.9, "credit_card": 1.0, "iban": 1.0, "address": 0.85,
-            "secret": 0.97, "identity": 0.75, "json": 1.0},
+TARGETS = {
+    "patterns": {"secrets": 0.995, "PII": 0.90},
+    "ner": {"secrets": 0.995, "PII": 0.95},
 }
-KEEP = {"hard_negative": 0.96, "json": 1.0}
-
-
-def _records() -> list[dict]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+CATEGORY_FLOOR = {"email": 1.0, "credit_card": 1.0, "iban": 1.0, "phone": 0.95, "identity": 0.95, "json": 1.0}
+KEEP = 0.98
 
 
 @pytest.fixture(scope="module", params=["patterns", "ner"])
-def scored(request) -> tuple[str, dict[str, list[int]]]:
-    mode = request.param
-    records = _records()
-    redactor = Redactor(mode=mode)
-    outputs = [redactor.redact_value(r["text"]) for r in records]
-    stats: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    for record, out in zip(records, outputs, strict=True):
-        cat = record["category"].split(":")[0]
-        for s in record["sensitive"]:
-            stats[cat][1] += 1
-            stats[cat][0] += s not in out
-        for k in record["keep"]:
-            stats[cat][3] += 1
-            stats[cat][2] += k in out
-    return mode, stats
+def scored(request) -> tuple[str, Score]:
+    redactor = Redactor(mode=request.param)
+    return request.param, score(redactor.redact_value, load_corpus())
 
 
-def test_corpus_covers_every_category() -> None:
-    cats = {r["category"] for r in _records()}
-    for needed in ["person", "email", "phone", "credit_card", "iban", "address", "identity", "json", "hard_negative"]:
-        assert needed in cats
+def test_corpus_is_large_mixed_and_covers_every_family() -> None:
+    records = load_corpus()
+    assert len(records) >= 500
+    negatives = sum(r["category"] == "hard_negative" for r in records)
+    assert negatives >= len(records) / 2 - 10
+    cats = {r["category"] for r in records}
     secret_kinds = {c.split(":")[1] for c in cats if c.startswith("secret:")}
     assert {"openai_key", "anthropic_key", "github_token", "aws_access_key", "aws_secret", "google_key",
-            "slack_token", "stripe_key", "jwt", "private_key", "bearer", "url_credentials",
-            "env_assignment"} <= secret_kinds
+            "google_oauth_secret", "google_oauth_token", "slack_token", "slack_webhook", "stripe_key",
+            "gitlab_token", "npm_token", "jwt", "private_key", "bearer", "url_credentials", "env_assignment",
+            "provider_key", "connection_string", "prose", "unprefixed"} <= secret_kinds
+    texts = "".join(r["text"] for r in records if r["category"] == "person")
+    for script in ("а", "王", "م", "김", "α", "र"):  # Cyrillic, CJK, Arabic, Hangul, Greek, Devanagari
+        assert script in texts
 
 
-def test_recall_per_category(scored) -> None:
-    mode, stats = scored
-    for cat, minimum in RECALL[mode].items():
-        found, total, _, _ = stats[cat]
-        assert total > 0
-        assert found / total >= minimum, f"{mode} {cat}: recall {found}/{total} < {minimum}"
+def test_targets(scored) -> None:
+    mode, s = scored
+    for group, minimum in TARGETS[mode].items():
+        assert s.recall(group) >= minimum, f"{mode} {group}: {s.recall(group):.3f} < {minimum}; misses {s.misses}"
+    assert s.keep_rate("hard negatives") >= KEEP, f"{mode}: damaged {s.damaged}"
 
 
-def test_keep_rate_per_category(scored) -> None:
-    mode, stats = scored
-    for cat, minimum in KEEP.items():
-        _, _, kept, total = stats[cat]
-        assert total > 0
-        assert kept / total >= minimum, f"{mode} {cat}: keep {kept}/{total} < {minimum}"
-
-
-def test_ner_finds_names_pattern_mode_does_not_need_to(scored) -> None:
-    mode, stats = scored
-    found, total, _, _ = stats["person"]
+def test_category_floors(scored) -> None:
+    mode, s = scored
+    for cat, minimum in CATEGORY_FLOOR.items():
+        assert s.recall(cat) >= minimum, f"{mode} {cat}: {s.recall(cat):.3f}"
     if mode == "ner":
-        assert found / total >= 0.85
-    else:
-        assert found < total  # pattern mode has no model: only cue-introduced names
+        assert s.recall("person") >= 0.95
+
+
+def test_the_leaks_of_issue_18_are_closed() -> None:
+    red = Redactor(mode="ner").redact_text
+    for text, value in [
+        ("customer maria gonzalez called", "gonzalez"), ("客户王秀英说她的订单还没有到。", "王秀英"),
+        ("Клиент Анна Смирнова просит вернуть деньги.", "Смирнова"),
+        ("pay with 2221 0012 3412 3456".replace("2221 0012 3412 3456", "2223 0031 2200 3222"), "3222"),
+        ("date of birth is 07/22/1991", "1991"), ("born 12.08.1985 in Kraków", "1985"),
+        ("UK mobile 07700 900123", "900123"), ("REDIS_URL=redis://:s3cretRedisPw@cache:6379/0", "RedisPw"),
+    ]:
+        assert value not in red(text), text
+    for keep in ["Senior Site Reliability Engineer", "Sydney CBD", "UPS Ground", "Porto warehouse",
+                 "git@github.com:acme/replaykit.git"]:
+        assert red(keep) == keep

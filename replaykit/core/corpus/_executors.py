@@ -1,0 +1,207 @@
+"""Where partitions run: local processes, a Ray cluster or a Dask cluster. Only this differs.
+
+Each executor maps ``run_partition(task, options, partition)`` over the partitions and yields results
+as they finish (in any order: the driver writes each partition to its own shard, so order of arrival
+never reaches the output). At most ``2 x workers`` partitions are in flight, so the driver holds a
+bounded number of finished partitions however large the corpus.
+
+- ``--workers N``: a process pool on this machine, started before the progress bar's thread (see
+  ``LocalExecutor.start``); ``N = 1`` runs in the driver process.
+- ``--cluster ray``: a local Ray instance (``ray://ADDRESS`` or ``ray://auto``: an existing cluster).
+- ``--cluster dask``: a Dask LocalCluster (``dask://HOST:PORT``: an existing scheduler).
+
+An executor started here is shut down here; one that was already running (a Ray instance initialised
+by the caller, an existing cluster) is left running.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
+
+from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+
+from ._sources import Partition
+from ._task import PartitionResult, Task, run_partition
+
+
+class WorkerLost(ReplaykitError):
+    """A worker died; finished partitions are kept."""
+
+
+class Executor(Protocol):
+    name: str
+    workers: int
+
+    def start(self, partitions: int) -> None: ...
+
+    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]: ...
+
+    def close(self) -> None: ...
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_RESUME = "finished partitions are kept in the manifest: rerun the same command to resume"
+
+
+class LocalExecutor:
+    def __init__(self, workers: int) -> None:
+        self.name = "local"
+        self.workers = workers
+        self._pool: Any = None
+
+    def start(self, partitions: int) -> None:
+        """Start the worker processes now, before the driver starts its progress-bar thread: on Linux
+        they are forked (fast, no re-import of ``__main__``), and a fork must not copy a running thread."""
+        if self.workers <= 1 or partitions <= 1 or self._pool is not None:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        n = min(self.workers, partitions)
+        self._pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method))
+        for future in [self._pool.submit(os.getpid) for _ in range(n)]:
+            future.result()
+
+    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
+        if self._pool is None:
+            for part in parts:
+                yield run_partition(task, options, part)
+            return
+        from concurrent.futures import FIRST_COMPLETED, Future, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        todo = list(parts)
+        pending: set[Future[PartitionResult]] = set()
+        try:
+            while todo or pending:
+                while todo and len(pending) < 2 * self.workers:
+                    pending.add(self._pool.submit(run_partition, task, options, todo.pop(0)))
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        except BrokenProcessPool as exc:
+            raise WorkerLost(f"a worker process died ({exc}); {_RESUME}") from exc
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class RayExecutor:
+    def __init__(self, address: str | None, workers: int) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise MissingExtra("ray", "ray") from exc
+        self.name = "ray"
+        self._ray = ray
+        self._owned = not ray.is_initialized()
+        if self._owned:
+            if address:
+                ray.init(address=address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
+        # Ray re-runs a task whose worker died (max_retries); the partition is written once either way.
+        self._remote = ray.remote(num_cpus=1, max_retries=3)(run_partition)
+
+    def start(self, partitions: int) -> None:
+        pass
+
+    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
+        ray = self._ray
+        todo = list(parts)
+        pending: list[Any] = []
+        while todo or pending:
+            while todo and len(pending) < 2 * self.workers:
+                pending.append(self._remote.remote(task, dict(options), todo.pop(0)))
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                try:
+                    yield ray.get(ref)
+                except ray.exceptions.RayError as exc:
+                    raise WorkerLost(f"a Ray task failed ({_first_line(exc)}); {_RESUME}") from exc
+
+    def close(self) -> None:
+        if self._owned:
+            self._ray.shutdown()
+
+
+class DaskExecutor:
+    def __init__(self, address: str | None, workers: int) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:
+            raise MissingExtra("dask", "distributed") from exc
+        self.name = "dask"
+        self._cluster: Any = None
+        if address:
+            self._client = Client(address if "://" in address else f"tcp://{address}")
+        else:
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=None)
+            self._client = Client(self._cluster)
+        n = len(self._client.scheduler_info().get("workers", {})) or workers
+        self.workers = max(1, n)
+
+    def start(self, partitions: int) -> None:
+        pass
+
+    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
+        from distributed import as_completed
+
+        todo = list(parts)
+        first = [self._submit(task, options, todo.pop(0)) for _ in range(min(len(todo), 2 * self.workers))]
+        queue = as_completed(first)
+        for future in queue:
+            try:
+                result = future.result()
+            except Exception as exc:
+                raise WorkerLost(f"a Dask task failed ({_first_line(exc)}); {_RESUME}") from exc
+            if todo:
+                queue.add(self._submit(task, options, todo.pop(0)))
+            yield result
+
+    def _submit(self, task: Task, options: Mapping[str, Any], part: Partition) -> Any:
+        # pure=False: two partitions are never "the same call"; retries: a lost worker's task runs again.
+        return self._client.submit(run_partition, task, dict(options), part, pure=False, retries=3)
+
+    def close(self) -> None:
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def parse_cluster(spec: str) -> tuple[str, str | None]:
+    """``ray`` / ``ray://ADDR`` / ``dask`` / ``dask://ADDR`` -> (engine, address or None)."""
+    engine, sep, address = spec.partition("://")
+    if engine not in ("ray", "dask") or (sep and not address):
+        raise BadInput(f"--cluster must be ray, ray://ADDRESS, dask or dask://ADDRESS, not {spec!r}")
+    if engine == "ray" and address and address != "auto":
+        address = f"ray://{address}"  # Ray client address
+    return engine, address or None
+
+
+def make_executor(workers: int | None = None, cluster: str | None = None) -> Executor:
+    if workers is not None and workers < 1:
+        raise BadInput("--workers must be at least 1")
+    n = workers or default_workers()
+    if cluster is None:
+        return LocalExecutor(n)
+    engine, address = parse_cluster(cluster)
+    factory: Callable[[str | None, int], Executor] = RayExecutor if engine == "ray" else DaskExecutor
+    return factory(address, n)

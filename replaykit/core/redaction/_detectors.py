@@ -1,0 +1,236 @@
+"""Detectors written as plain functions (text -> spans), for what regexes in Presidio cannot check.
+
+* ``cards``: every current issuer range (Visa, Mastercard 51-55 and 2221-2720, Amex, Discover,
+  JCB, Diners, UnionPay, Maestro, Mir, RuPay), 12-19 digits, Luhn-checked. Presidio's own card
+  pattern misses the 2-series Mastercard and Mir ranges.
+* ``birth_dates``: a date in a common format (07/22/1991, 12.08.1985, 1991-07-22, 22 July 1991,
+  1985年8月12日 ...) when the words just before it say birth, in several languages.
+* ``phones``: libphonenumber (``phonenumbers``) over international and national formats; a number
+  that is only *possible* (not in an allocated range) counts when a phone word precedes it.
+* ``names``: names that the English NER model cannot see: any case (``maria gonzalez``), and
+  Cyrillic, Greek, CJK, Hangul, Arabic and Devanagari script names in context (see ``_names``).
+* ``unprefixed_secrets``: a random-looking value (character classes and Shannon entropy) right after
+  words that say secret, in several languages: the secrets with no vendor prefix.
+
+``FunctionRecognizer`` turns any of them into a Presidio recognizer, so they run inside the same
+analyzer (and the same cache) as everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from ._names import find_names
+
+Found = list[tuple[int, int, float]]
+
+# ------------------------------------------------------------------------------------------- cards
+
+_CARD = re.compile(r"(?<![\d.-])\d(?:[ -]?\d){11,18}(?![\d-])")
+
+
+def _iin_ok(d: str) -> bool:
+    n = len(d)
+    p2, p3, p4, p6 = int(d[:2]), int(d[:3]), int(d[:4]), int(d[:6])
+    if d[0] == "4":
+        return n in (13, 16, 19)  # Visa
+    if 51 <= p2 <= 55 or 222100 <= p6 <= 272099:
+        return n == 16  # Mastercard
+    if p2 in (34, 37):
+        return n == 15  # Amex
+    if p4 == 6011 or p2 == 65 or 644 <= p3 <= 649 or 622126 <= p6 <= 622925:
+        return 16 <= n <= 19  # Discover
+    if 3528 <= p4 <= 3589:
+        return 16 <= n <= 19  # JCB
+    if p2 in (36, 38, 39) or 300 <= p3 <= 305 or p4 == 3095:
+        return 14 <= n <= 19  # Diners Club
+    if p2 == 62 or p2 == 81:
+        return 16 <= n <= 19  # UnionPay
+    if 2200 <= p4 <= 2204:
+        return 16 <= n <= 19  # Mir
+    if p4 in (5018, 5020, 5038, 5893, 6304, 6759, 6761, 6762, 6763) or p2 in (50, 56, 57, 58, 67):
+        return 12 <= n <= 19  # Maestro
+    if p2 in (60, 82) or p3 == 508 or p4 in (6521, 6522) or 353 <= p3 <= 356:
+        return n == 16  # RuPay
+    return False
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_DIGITS12 = re.compile(r"\d{4}")
+
+
+def cards(text: str) -> Found:
+    if not _DIGITS12.search(text):
+        return []
+    out: Found = []
+    for m in _CARD.finditer(text):
+        raw = m.group()
+        digits = raw.replace(" ", "").replace("-", "")
+        seps = {c for c in raw if not c.isdigit()}
+        if len(seps) > 1 or not (12 <= len(digits) <= 19):
+            continue
+        if _iin_ok(digits) and luhn_ok(digits) and len(set(digits)) > 1:
+            out.append((m.start(), m.end(), 0.9))
+    return out
+
+
+# ------------------------------------------------------------------------------------ dates of birth
+
+_MONTH = (r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?")
+_DATE = (
+    r"(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
+    r"|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})"
+    r"|\d{4}\s?年\s?\d{1,2}\s?月\s?\d{1,2}\s?日"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+\d{4}"
+    r"|" + _MONTH + r"\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})"
+)
+_BIRTH_WORDS = (
+    r"(?:d\.?o\.?b\.?|date\s+of\s+birth|birth\s*date|birthdate|birthday|born(?:\s+on)?|"
+    r"geburtsdatum|geboren(?:\s+am)?|n[ée]e?\s+le|date\s+de\s+naissance|fecha\s+de\s+nacimiento|"
+    r"nacid[oa]\s+el|data\s+de\s+nascimento|data\s+di\s+nascita|geboortedatum|дата\s+рождения|"
+    r"родил(?:ся|ась)|生年月日|出生日期|生日|تاريخ\s+الميلاد)"
+)
+_DOB = re.compile(r"(?i:" + _BIRTH_WORDS + r")(?:[^\d\n]{0,32}?)(" + _DATE + r")(?!\d)", re.IGNORECASE)
+
+
+_BIRTH_GATE = re.compile(r"(?i:birth|born|dob|d\.o\.b|geb|naiss|nacim|nasc|ne le|né|рожд|生|ميلاد)")
+
+
+def birth_dates(text: str) -> Found:
+    if not _BIRTH_GATE.search(text):
+        return []
+    return [(m.start(1), m.end(1), 0.85) for m in _DOB.finditer(text)]
+
+
+# ------------------------------------------------------------------------------------------- phones
+
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU", "BR", "JP", "ES", "IT", "NL", "CA", "RU", "CN", "AE")
+_PHONE_GATE = re.compile(r"(?:\d[\s().\-/]{0,3}){7,}")
+_DATES_AND_TIMES = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
+_PHONE_WORDS = re.compile(
+    r"(?i:phone|tel\b|tel\.|telephone|mobile|cell|call|text\s+me|sms|whatsapp|fax|office|rufnummer|handy|"
+    r"t[ée]l[ée]phone|portable|m[óo]vil|celular|telefone|telefono|cellulare|bel\b|телефон|моб|手机|電話|"
+    r"電話番号|هاتف|جوال)[^\d\n]{0,20}$")
+
+
+_INSIDE_TOKEN = re.compile(r"[\w\-]")
+_DATE_LIKE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
+
+
+def phones(text: str) -> Found:
+    if not _PHONE_GATE.search(text) or not _PHONE_GATE.search(_DATES_AND_TIMES.sub(" ", text)):
+        return []
+    import phonenumbers
+
+    found: dict[tuple[int, int], float] = {}
+    for region in PHONE_REGIONS:
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE):
+            start, end = m.start, m.end
+            if (start, end) in found or _INSIDE_TOKEN.match(text[start - 1:start]) or \
+                    _INSIDE_TOKEN.match(text[end:end + 1]) or (text[end:end + 2][:1] == "." and text[end + 1:end + 2].isdigit()):
+                continue  # part of an id, a hash, a version or a decimal number
+            valid = phonenumbers.is_valid_number(m.number)
+            cue = _PHONE_WORDS.search(text[max(0, start - 40):start]) is not None
+            raw = m.raw_string
+            if not cue and (not re.search(r"[\s()+-]", raw) or _DATE_LIKE.fullmatch(raw)):
+                continue  # an unformatted digit run (EAN, build number, timestamp) or a date needs a phone word
+            if valid or cue:
+                found[(start, end)] = 0.75 if valid else 0.6
+    return [(s, e, sc) for (s, e), sc in found.items()]
+
+
+# -------------------------------------------------------------------------------- unprefixed secrets
+
+_SECRET_CONTEXT = re.compile(
+    r"(?i:secret|token|passw(?:or)?d|passphrase|credential|api[\s_-]?key|access[\s_-]?key|hmac|signing|"
+    r"encryption\s+key|private|auth|session|login\s+with|clé|schlüssel|contraseña|senha|токен|ключ|пароль|"
+    r"密钥|密码|秘密|トークン|パスワード|비밀번호|كلمة\s+المرور)")
+_NOT_SECRET_CONTEXT = re.compile(
+    r"(?i:commit|sha\d*|md5|digest|checksum|etag|trace|span|request[\s_-]?id|uuid|hash|build|version|"
+    r"order|tracking|isbn|color|colour)[^\n]{0,12}$")
+_CANDIDATE = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9+/_!@#$%^&*~.-]{12,128}={0,2}(?![\w/+=-])")
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def random_looking(value: str) -> bool:
+    """Mixed character classes and high per-character entropy (hex needs length instead)."""
+    value = value.rstrip("=.")
+    if len(value) < 12 or value.isalpha() or value.isdigit():
+        return False
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^A-Za-z0-9]"))
+    if re.fullmatch(r"[0-9a-f]+", value):
+        return len(value) >= 24 and _entropy(value) >= 3.0
+    if not re.search(r"\d", value) or classes < 3:
+        return False
+    return _entropy(value) >= (3.0 if len(value) < 20 else 3.4)
+
+
+def unprefixed_secrets(text: str) -> Found:
+    if not _SECRET_CONTEXT.search(text):
+        return []
+    out: Found = []
+    for m in _CANDIDATE.finditer(text):
+        value = m.group().rstrip(".,;:!?)")
+        before = text[max(0, m.start() - 48):m.start()]
+        if not _SECRET_CONTEXT.search(before) or _NOT_SECRET_CONTEXT.search(before):
+            continue
+        if "://" in text[max(0, m.start() - 12):m.start()] or value.count(".") > 2:
+            continue  # a host name or a URL, not a value
+        if random_looking(value):
+            out.append((m.start(), m.start() + len(value), 0.7))
+    return out
+
+
+# ------------------------------------------------------------------------------- presidio adapter
+
+DETECTORS: dict[str, tuple[str, Callable[[str], Found]]] = {
+    "replaykit_cards": ("CREDIT_CARD", cards),
+    "replaykit_birth_dates": ("DATE_OF_BIRTH", birth_dates),
+    "replaykit_phones": ("PHONE_NUMBER", phones),
+    # its own entity name: Presidio drops a lower-scored result that overlaps a same-entity one
+    # ("Müşteri Zeynep" from the model would swallow "Zeynep Yılmaz"); _filters maps it to PERSON
+    "replaykit_names": ("PERSON_NAME", find_names),
+    "replaykit_unprefixed_secrets": ("SECRET", unprefixed_secrets),
+}
+
+
+def build_function_recognizers() -> list[Any]:
+    """ONE Presidio recognizer running every detector: each recognizer call has a fixed cost in
+    Presidio (result wrapping, explanations, de-duplication) that five separate ones would pay five
+    times on every chunk."""
+    from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+    class FunctionRecognizer(EntityRecognizer):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__(supported_entities=sorted({e for e, _ in DETECTORS.values()}),
+                             name="replaykit_detectors", supported_language="en")
+
+        def load(self) -> None:
+            return None
+
+        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[Any]:
+            wanted = set(entities or self.supported_entities)
+            return [RecognizerResult(entity, s, e, sc)
+                    for entity, find in DETECTORS.values() if entity in wanted
+                    for s, e, sc in find(text)]
+
+    return [FunctionRecognizer()]

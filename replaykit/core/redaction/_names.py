@@ -1,0 +1,128 @@
+"""Names the English NER model cannot see: any letter case, and non-Latin scripts in context.
+
+* Latin, any case: a common given name (``FIRST_NAMES``: international given names that are not also
+  ordinary English words, so no "will", "grace" or "mark") followed by a surname-like word
+  (``maria gonzalez``, ``JAMES WILSON``), or a capitalised given name followed by a verb
+  (``Maria lives``). Surname-first Vietnamese names by their surname (``Nguyen Van An``).
+* Cyrillic and Greek: two capitalised words in a row (ordinary words after the first in a
+  sentence are lower case in these languages).
+* Chinese: a common surname and one or two characters, introduced by a word for customer,
+  contact, person in charge, or before a verb or title; Japanese: common surnames plus a given
+  name before an honorific or particle; Korean: a surname syllable plus two syllables before 님/씨.
+* Arabic: a common given name followed by another word, or two words after a word for customer
+  or Mr/Mrs; Devanagari: two words after a word for customer or Mr/Mrs.
+"""
+
+from __future__ import annotations
+
+import re
+
+FIRST_NAMES = frozenset("""
+aaron abdul adam adrian ahmed aisha akira alejandro alex alexander alexandra alice alicia amanda amara
+amelia amir amit ana andrea andreas andrew angela anna anne antonio arjun aryan ashley ayesha beatriz
+benjamin camila carlos carmen caroline catherine charles charlotte chen chloe chloé christian christina
+christopher claire clara daniel daniela david deepak diana diego dmitri dmitry elena elif elizabeth emily
+emma emre erik fatima fatma felix fernando francesca francesco françois gabriel george giorgos giovanni
+giulia hannah hans hassan helen hiroshi hugo ibrahim ingrid isabel isabella ivan jacob james jan jana
+javier jennifer jessica joão john jonas jorge josé joseph juan julia julian karim karen kate katherine
+kenji kevin klaus laura lauren lea leila leon li liam lina lisa lucas lucia luis luka lukas maria marie
+mariam marco marta martin mateo matthew mehmet mei michael michelle miguel mohamed mohammed muhammad nadia
+natalia nicolas nikolai noah nora olga oliver olivia omar oscar pablo paolo patricia paul pedro peter
+pierre priya rafael rahul rajesh ravi rebecca ricardo robert roberto ryan sara sarah sebastian sergei
+sergey sofia sophia sophie stefan stephanie sven thomas tomasz valentina victor wei william xavier
+yasmin yuki yusuf zeynep zhang olumide oluwaseun ngozi chinedu kwame amina siobhan ahmad ali fatemeh
+reza hamid layla noura khalid youssef sakura haruto yui ren minjun seojun jiwoo ananya rohan sunita
+vikram lars nils astrid björn magnus freya kai mila noemi ines joana rui tiago afonso bruno thiago
+""".split())
+
+# Words after a given name that show it is not a person ("Victoria Station", "Lincoln Center").
+_NOT_SURNAME = frozenset("""
+the a an and or of to in on at for with from by as is are was were be been will would can could should
+may might must has have had do does did not no yes it its this that these those there here then than so
+if but who what when where why how which all any some each every our your their his her my me you we
+they he she him them us station street square park center centre road avenue stadium model cross
+bridge hall tower airport hotel hospital university college school bank cafe bakery group inc ltd
+please thanks asked said says wants cannot can't will wrote reported confirmed approved
+""".split())
+_VERBS = r"(?:lives|lived|said|says|asked|asks|wants|wanted|is|was|has|had|will|approved|reported|joined|confirmed|called|wrote|replied|sent)"
+_LATIN_WORD = r"[A-Za-zÀ-ÖØ-öø-ÿĀ-žƀ-ɏḀ-ỿ'’-]{2,}"
+# A look-ahead so that matches overlap: "customer maria gonzalez" must try "maria gonzalez" too.
+_LATIN_PAIR = re.compile(r"(?<![\w@.])(?=(" + _LATIN_WORD + r")\s+(" + _LATIN_WORD + r")(?:\s+(" + _LATIN_WORD + r"))?)")
+_VERB_GATE = re.compile(r"\b" + _VERBS + r"\b")
+_SINGLE = re.compile(r"(?<![\w@.])([A-ZÀ-Ö][a-zß-öø-ÿ]{2,})(?=\s+" + _VERBS + r"\b)")
+_VIET = re.compile(r"\b(?:Nguy[eễ]n|Tr[aầ]n|L[eê]|Ph[aạ]m|Ho[aà]ng|Hu[yỳ]nh|V[oõ]|Đặng|B[uù]i|Đỗ)"
+                   r"(?:\s+[A-ZĐ][a-zà-ỹ]+){1,3}\b")
+_CYRILLIC = re.compile(r"(?<![\w])(?=([А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?)\s+([А-ЯЁ][а-яё]+))")
+_GREEK = re.compile(r"(?<![\w])(?=([Α-ΩΆ-Ώ][α-ωά-ώ]+)\s+([Α-ΩΆ-Ώ][α-ωά-ώ]+))")
+_CN_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+_CN = re.compile(
+    r"(?:(?<=客户)|(?<=用户)|(?<=联系)|(?<=负责人：)|(?<=负责人:)|(?<=负责人)|(?<=同事)|(?<=经理)|(?<=by )|(?<=from )"
+    r"|(?<=to )|(?<=通知)|(?<=请)|(?<=由)|(?<=和)|(?<=与))"
+    r"([" + _CN_SURNAMES + r"][\u4e00-\u9fff]{1,2}?)(?=说|确认|的|在|是|了|来|去|先生|女士|小姐|老师|，|。|、|：|:|\s|$)"
+)
+_JP = re.compile(r"(?:田中|佐藤|鈴木|高橋|渡辺|伊藤|山本|中村|小林|加藤|吉田|山田|佐々木|山口|松本|井上|木村|林|斎藤|清水)"
+                 r"[\u4e00-\u9fff\u3040-\u309f]{1,3}?(?=様|さん|氏|君|です|は|が|の|から|。|、|\s|$)")
+_KO = re.compile(r"(?<![가-힣])[김이박최정강조윤장임한오서신권황안송류전홍][가-힣]{2}(?=\s?(?:님|씨|에게|께))")
+_AR_GIVEN = ("محمد|أحمد|احمد|علي|فاطمة|عائشة|خالد|عمر|يوسف|مريم|حسن|حسين|إبراهيم|ابراهيم|عبدالله|عبد الله|نور|"
+             "سارة|ليلى|زينب|مصطفى|محمود|سلمان|ريم|هند|طارق|كريم|ياسمين")
+_AR = re.compile(r"(?<![\u0600-\u06ff])(?:" + _AR_GIVEN + r")\s+[\u0600-\u06ff]{2,}")
+_AR_CUE = re.compile(r"(?:العميل|العميلة|السيد|السيدة|الأستاذ|الأستاذة|الدكتور|الدكتورة)\s+([\u0600-\u06ff]{2,}\s+[\u0600-\u06ff]{2,})")
+_HI_CUE = re.compile(r"(?:ग्राहक|श्री|श्रीमती|सुश्री|डॉ\.?)\s+([\u0900-\u097f]+\s+[\u0900-\u097f]+)")
+
+Found = list[tuple[int, int, float]]
+
+
+_FIRST = re.compile(r"(?<![\w@.])(?i:" + "|".join(sorted(FIRST_NAMES, key=len, reverse=True)) + r")(?!\w)")
+
+
+def _latin(text: str) -> Found:
+    out: Found = []
+    for hit in _FIRST.finditer(text):  # the regex engine finds given names; pairs are tried only there
+        m = _LATIN_PAIR.match(text, hit.start())
+        if m is None:
+            continue
+        first, second, third = m.group(1), m.group(2), m.group(3)
+        if first.casefold() not in FIRST_NAMES or second.casefold() in _NOT_SURNAME:
+            continue
+        if first.islower() != second.islower() and not first[0].isupper():
+            continue  # "maria Gonzalez" mixes cases: not how a name is written
+        end = m.end(2)
+        if third and third.casefold() not in _NOT_SURNAME and (third[0].isupper() == second[0].isupper()) \
+                and third.casefold() not in FIRST_NAMES:
+            end = m.end(3)
+        out.append((m.start(1), end, 0.7))
+    return out + _single(text)
+
+
+def _single(text: str) -> Found:
+    out: Found = []
+    for m in _SINGLE.finditer(text) if _VERB_GATE.search(text) else ():
+        if m.group(1).casefold() in FIRST_NAMES:
+            out.append((m.start(1), m.end(1), 0.6))
+    return out
+
+
+def _script_names(text: str) -> Found:
+    out: Found = []
+    for rx in (_CYRILLIC, _GREEK):
+        for m in rx.finditer(text):
+            start, end = m.start(1), m.end(2)
+            sentence_start = not text[:start].strip() or text[:start].rstrip()[-1] in ".!?:;\n"
+            if sentence_start and re.match(r"\s+[А-ЯЁΑ-ΩΆ-Ώ]", text[end:]):
+                continue  # "Клиент Анна Смирнова": the capital of "Клиент" is the sentence's
+            out.append((start, end, 0.65))
+    for rx in (_VIET, _JP, _KO, _AR):
+        out += [(m.start(), m.end(), 0.65) for m in rx.finditer(text)]
+    for rx in (_CN, _AR_CUE, _HI_CUE):
+        out += [(m.start(1), m.end(1), 0.65) for m in rx.finditer(text)]
+    return out
+
+
+_HAS_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
+
+
+def find_names(text: str) -> Found:
+    found = _latin(text)
+    if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
+        found += _script_names(text)
+    return found

@@ -1,0 +1,247 @@
+"""The viewer's pages: runs list, run, step, diff, branch and play (Starlette, Jinja2 autoescaped).
+
+Server-rendered HTML and no JavaScript: filters and sorting are GET forms, live refresh is a
+``<meta http-equiv="refresh">`` on pages that change (a run being recorded, a play in progress), so the
+Content-Security-Policy can forbid scripts outright. Every piece of trace content reaches the page
+through Jinja2's autoescaping (never ``|safe``); the views themselves come from the core
+(``timeline_rows``, ``step_detail``, ``diff_runs``, ``branch``), the same code as the CLI and the HTML
+report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
+from replaykit.core.run import Run
+from replaykit.core.store import RunStore
+from replaykit.viewer.catalog import Catalog, Query, lineage_tree
+from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
+from replaykit.viewer.security import CsrfTokens, Guard, origin_ok
+
+TEMPLATES = Path(__file__).with_name("templates")
+MAX_FORM_BYTES = 1 << 20
+#: Content longer than this is folded (``<details>`` closed) on the step page.
+FOLD_CHARS = 1200
+PROVENANCES = ("recorded", "served", "live", "edited", "synthetic", "desync", "reconstructed")
+
+
+class Viewer:
+    """The application state: the store, the token, CSRF tokens, the catalog, the plays."""
+
+    def __init__(self, store: RunStore, token: str) -> None:
+        self.store = store
+        self.token = token
+        self.csrf = CsrfTokens()
+        self.catalog = Catalog(store)
+        self.jobs = Jobs(store)
+        self.port = 0  # set once the socket is bound
+
+    def hosts(self) -> set[str]:
+        return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
+
+    def origins(self) -> set[str]:
+        return {f"http://{host}" for host in self.hosts()}
+
+    def url(self, path: str, **params: Any) -> str:
+        """A link inside the viewer: the path, the given parameters and the access token."""
+        query = [(k, str(v)) for k, v in params.items() if v is not None and v != ""]
+        query.append(("token", self.token))
+        return f"{path}?{urlencode(query)}"
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _split_message(item: Any) -> tuple[str | None, Any]:
+    """A provider message as (its text content, everything else): the text reads raw, the rest as JSON."""
+    if not isinstance(item, dict):
+        return None, item
+    content = item.get("content")
+    rest = {k: v for k, v in item.items() if k not in ("content", "_from") and not (k == "role")}
+    return (content if isinstance(content, str) else None), (rest if isinstance(content, str) else
+                                                             {k: v for k, v in item.items() if k != "_from"})
+
+
+def _templates(viewer: Viewer) -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(url=viewer.url, csrf=viewer.csrf.issue, FOLD_CHARS=FOLD_CHARS, engines=engine_names,
+                       token=viewer.token)
+    env.filters["pretty"] = _pretty
+    env.filters["split_message"] = _split_message
+    env.filters["seconds"] = lambda v: "" if v is None else f"{v:.3f}"
+    return env
+
+
+def build_app(viewer: Viewer) -> Any:
+    """The ASGI application (Starlette routes wrapped in the security guard)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.routing import Route
+
+    env = _templates(viewer)
+
+    def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        nonce = request.scope.get("replaykit.nonce", "")
+        html = env.get_template(name).render(nonce=nonce, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def error(request: Request, message: str, status: int = 400) -> HTMLResponse:
+        return page(request, "error.html", status=status, title="error", message=message)
+
+    def load(run_id: str) -> Run:
+        run: Run = viewer.store.load(run_id)
+        return run
+
+    async def form_of(request: Request) -> dict[str, str] | Response:
+        """The POST's form after both cross-site checks; a 403 response when either fails."""
+        if not origin_ok(request.headers.get("origin"), viewer.origins()):
+            return error(request, "403 Forbidden: cross-site request refused (Origin)", 403)
+        body = await request.body()
+        if len(body) > MAX_FORM_BYTES:
+            return error(request, "413: form too large", 413)
+        form = dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        if not viewer.csrf.redeem(form.get("csrf"), request.url.path):
+            return error(request, "403 Forbidden: missing or stale form token (CSRF); reload the page", 403)
+        return form
+
+    async def runs(request: Request) -> Response:
+        query = Query.from_params(request.query_params)
+        rows = viewer.catalog.rows()
+        shown = lineage_tree(rows, query)
+        facets = {
+            "framework": sorted({r.framework for r in rows}),
+            "model": sorted({r.model for r in rows if r.model}),
+            "status": sorted({r.status for r in rows} | {"failing"}),
+            "tag": sorted({t for r in rows for t in r.tags}),
+        }
+        recording = any(r.recording for r in rows)
+        return page(request, "runs.html", title="runs", rows=shown, total=len(rows), query=query,
+                    facets=facets, recording=recording, store=str(viewer.store.root))
+
+    async def run_page(request: Request) -> Response:
+        from replaykit.core.timeline import timeline_rows
+
+        try:
+            run = load(request.path_params["run_id"])
+        except ReplaykitError as exc:
+            return error(request, str(exc), 404 if isinstance(exc, RunNotFound) else 400)
+        rows = timeline_rows(run)
+        children = _subagent_children(viewer.store, rows)
+        catalog = viewer.catalog.rows()
+        recording = any(r.recording and r.run_id == run.run_id for r in catalog)
+        return page(request, "run.html", title=f"run {run.run_id}", run=run, rows=rows, children=children,
+                    lineage=run.header.lineage, recording=recording, provenances=PROVENANCES,
+                    descendants=[r for r in catalog if r.parent_run_id == run.run_id])
+
+    async def step_page(request: Request) -> Response:
+        from replaykit.core.step_detail import step_detail
+
+        try:
+            run = load(request.path_params["run_id"])
+            detail = step_detail(run, int(request.path_params["step"]))
+        except ReplaykitError as exc:
+            return error(request, str(exc), 404 if isinstance(exc, RunNotFound) else 400)
+        response_edit = ""
+        if detail["kind"] == "llm":
+            calls = detail["response"]["tool_calls"]
+            response_edit = detail["response"]["text"] if not calls else _pretty(
+                {"content": detail["response"]["text"],
+                 "tool_calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]})
+        return page(request, "step.html", title=f"{run.run_id} step {detail['step']}", run=run, d=detail,
+                    steps=len(run.steps), response_edit=response_edit)
+
+    async def diff_page(request: Request) -> Response:
+        from replaykit.core.diff import diff_runs, lineage_edits
+
+        a_id, b_id = request.query_params.get("a", ""), request.query_params.get("b", "")
+        try:
+            a, b = load(a_id), load(b_id)
+        except ReplaykitError as exc:
+            return error(request, str(exc), 404 if isinstance(exc, RunNotFound) else 400)
+        result = diff_runs(a, b, edits=lineage_edits(viewer.store, [a, b]))
+        return page(request, "diff.html", title=f"diff {a.run_id} {b.run_id}", a=a, b=b, diff=result.to_json())
+
+    async def branch_post(request: Request) -> Response:
+        from replaykit.core.branch import branch
+
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
+        target = form.get("target", "")
+        if target not in ("args", "result", "response"):
+            return error(request, "choose what to edit: the tool's arguments, its result, or the model's response")
+        try:
+            run = load(request.path_params["run_id"])
+            at = int(form.get("at", ""))
+            child = branch(viewer.store, run, at, **{target: form.get("value", "")})
+        except ValueError:
+            return error(request, "the step number is not a number")
+        except ReplaykitError as exc:
+            return error(request, str(exc))
+        return RedirectResponse(viewer.url(f"/run/{child.run_id}"), status_code=303)
+
+    async def play_post(request: Request) -> Response:
+        form = await form_of(request)
+        if isinstance(form, Response):
+            return form
+        try:
+            run = load(request.path_params["run_id"])
+            job = viewer.jobs.start(run, PlayForm.parse(form, run))
+        except ReplaykitError as exc:
+            return error(request, str(exc))
+        return RedirectResponse(viewer.url(f"/job/{job.id}"), status_code=303)
+
+    async def job_page(request: Request) -> Response:
+        job = viewer.jobs.get(request.path_params["job_id"])
+        if job is None:
+            return error(request, "no such play (the viewer was restarted?)", 404)
+        if job.done and job.status == "completed" and request.query_params.get("stay") != "1":
+            return RedirectResponse(viewer.url("/diff", a=job.compare_to, b=job.run_id), status_code=303)
+        return page(request, "job.html", title=f"play {job.id}", job=job, progress=viewer.jobs.progress(job))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(request, "404: no such page", 404)
+
+    routes = [
+        Route("/", runs),
+        Route("/run/{run_id}", run_page),
+        Route("/run/{run_id}/step/{step:int}", step_page),
+        Route("/run/{run_id}/branch", branch_post, methods=["POST"]),
+        Route("/run/{run_id}/play", play_post, methods=["POST"]),
+        Route("/job/{job_id}", job_page),
+        Route("/diff", diff_page),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    return Guard(app, token=viewer.token, allowed_hosts=viewer.hosts)
+
+
+def _subagent_children(store: RunStore, rows: list[dict[str, Any]], depth: int = 0) -> dict[str, Any]:
+    """Timeline rows of each subagent's child run present in the store (nested, at most 3 deep)."""
+    from replaykit.core.timeline import timeline_rows
+
+    children: dict[str, Any] = {}
+    if depth >= 3:
+        return children
+    for row in rows:
+        child_id = row.get("child_run_id")
+        if row["kind"] != "subagent" or row.get("phase") != "start" or not child_id or child_id in children:
+            continue
+        try:
+            child = store.load(child_id)
+        except (ReplaykitError, BadInput):
+            continue
+        child_rows = timeline_rows(child)
+        children[child_id] = {"run": child, "rows": child_rows,
+                              "children": _subagent_children(store, child_rows, depth + 1)}
+    return children
