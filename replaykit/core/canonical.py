@@ -103,11 +103,12 @@ def _fields(item: Any) -> Any:
 def _plain(item: Any) -> Any:
     if isinstance(item, dict):
         return item
-    # An IR model: only ever inside replaykit (generated code passes plain JSON), so this import never
-    # runs where the module is embedded. jsonsafe also dumps dict keys holding lone surrogates.
-    from replaykit.core import jsonsafe
+    # An IR model: only ever inside replaykit (generated code passes plain JSON, and must not name a
+    # replaykit import), so this never runs where the module is embedded. jsonsafe also dumps dict keys
+    # holding lone surrogates.
+    import importlib
 
-    return jsonsafe.model_data(item, exclude_none=True)
+    return importlib.import_module("replaykit.core.jsonsafe").model_data(item, exclude_none=True)
 
 
 def _parse_args(part: Any) -> Any:
