@@ -22,10 +22,10 @@ import json
 import math
 import re
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+if TYPE_CHECKING:  # pydantic is not imported here at run time: `replaykit runs` never loads it
+    from pydantic import BaseModel
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
@@ -55,7 +55,7 @@ def model_json(model: BaseModel, *, exclude_none: bool = True) -> str:
     """``model.model_dump_json(exclude_none=...)``, or the same JSON when it holds lone surrogates."""
     try:
         return model.model_dump_json(exclude_none=exclude_none)
-    except PydanticSerializationError:
+    except ValueError:  # pydantic_core.PydanticSerializationError (a ValueError): a lone surrogate
         return dumps(model_data(model, exclude_none=exclude_none), separators=(",", ":"))
 
 
@@ -93,7 +93,7 @@ def value_json(value: Any) -> str:
 
     try:
         return to_json(value, inf_nan_mode="null").decode("utf-8")
-    except PydanticSerializationError:
+    except ValueError:  # pydantic_core.PydanticSerializationError (a ValueError): a lone surrogate
         return dumps(_jsonable(value), separators=(",", ":"))
 
 
