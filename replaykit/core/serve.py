@@ -243,13 +243,13 @@ class ServeState:
         match = rnd.tools.get(call_id)
         if match is None:
             wanted = arguments_key(arguments)
-            match = next(((s, e) for key, (s, e) in rnd.tools.items()
+            found = next((key for key, (_, e) in rnd.tools.items()
                           if name_of(e) == name and arguments_key(arguments_of(e)) == wanted), None)
-            if match is None:
+            if found is None:
                 self.go_live()
                 return ToolServe("live", rnd.llm_step, reason="desync",
                                  expected=",".join(sorted(rnd.tools)) or None)
-            call_id = next(key for key, value in rnd.tools.items() if value is match)
+            call_id, match = found, rnd.tools[found]
         step, event = match
         del rnd.tools[call_id]
         if step >= self.cut:
