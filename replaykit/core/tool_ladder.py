@@ -25,8 +25,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 UNAVAILABLE_STATUS = "unavailable"
 UNAVAILABLE_MARKER = "[replaykit: tool not available]"
@@ -39,8 +38,9 @@ def unavailable_text(name: str) -> str:
             "and no implementation was given (pass --tools-module to run real tools).")
 
 
-@dataclass(frozen=True)
-class Found:
+# NamedTuples, not dataclasses: the standalone script is sometimes executed as a namespace that is not
+# in sys.modules, where a dataclass with string annotations cannot be built.
+class Found(NamedTuple):
     """A recorded answer to a tool call (what the ``served`` and ``stand_in`` lookups return)."""
 
     content: str
@@ -48,8 +48,7 @@ class Found:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class ToolAnswer:
+class ToolAnswer(NamedTuple):
     """The ladder's answer: what the model sees (``content``) and what the trace records."""
 
     rung: str  # served | guard | implementation | stand_in | unavailable

@@ -173,11 +173,11 @@ def _template_body() -> str:
 
 @lru_cache(maxsize=1)
 def _engine_source() -> str:
-    """``replaykit.core.canonical``, ``serve`` and ``replay_doc`` without docstrings and ``__future__``
+    """``replaykit.core.canonical``, ``serve``, ``tool_ladder`` and ``replay_doc`` without docstrings and ``__future__``
     imports (and without their imports of each other)."""
-    from replaykit.core import canonical, replay_doc, serve
+    from replaykit.core import canonical, replay_doc, serve, tool_ladder
 
-    return "\n\n".join(embedded_modules([canonical, serve, replay_doc]))
+    return "\n\n".join(embedded_modules([canonical, serve, tool_ladder, replay_doc]))
 
 
 @lru_cache(maxsize=1)

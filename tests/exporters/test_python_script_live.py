@@ -138,7 +138,7 @@ def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None
     with ScriptedServer(ReplyList(list(replies))) as srv:
         dry = json.loads(live(out, srv).stdout)
     assert [(s["provenance"], s["status"]) for s in dry["steps"]] == [
-        ("live", "tool_calls"), ("live", "ok"), ("live", "tool_calls"), ("synthetic", "dry_run"), ("live", "stop")]
+        ("live", "tool_calls"), ("live", "ok"), ("live", "tool_calls"), ("live", "dry_run"), ("live", "stop")]
     assert not note.exists() and dry["counters"]["tool_executions"] == 1
     with ScriptedServer(ReplyList(list(replies))) as srv:
         allowed = json.loads(live(out, srv, "--allow-destructive").stdout)

@@ -26,6 +26,7 @@ from typing import Any
 # <template-only>
 from replaykit.core.replay_doc import RangeError, build_replay_document, step_summary
 from replaykit.core.serve import expand_tool_message_refs, resolve_delta_chain
+from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
 
 RUN_ID: str | None = None
 # </template-only>
@@ -42,7 +43,6 @@ RUN_ID: str | None = None
 # apply_edit() is --edit, live_replay() is --live, diff_scripts() is --diff, write_html() is --html.
 SCRIPT_FORMAT = "replaykit.python-script"
 SCRIPT_FORMAT_VERSION = 1
-NOT_AVAILABLE = "[replaykit] tool {name!r} is not available in this standalone replay: no recorded call matched"
 # Tools this script may execute in --live mode when no recorded call matches: name -> function taking
 # the parsed arguments and returning the result text. Empty on purpose: a standalone replay runs no
 # tools. Add your own here; destructive ones still need --allow-destructive.
@@ -207,7 +207,7 @@ def _edit_args(events: list[dict[str, Any]], event: dict[str, Any], value: Any, 
         event["result"], event["status"] = match["result"], match.get("status", "ok")
         info["result"] = "served from a recorded call with the same arguments"
     else:
-        event["result"], event["status"] = NOT_AVAILABLE.format(name=event["name"]), "unavailable"
+        event["result"], event["status"] = unavailable_text(event["name"]), UNAVAILABLE_STATUS
         info["result"] = "not available (the script runs no tools)"
 
 
@@ -475,26 +475,36 @@ class ToolServer:
         self.synthetic = 0
 
     def call(self, name: str, arguments: Any) -> tuple[str, str, str]:
-        """(result text, status, provenance) for one tool call of the live model."""
-        key = args_key(name, arguments)
-        matches = self.recorded.get(key)
-        if matches:
-            self.served += 1
+        """(result text, status, provenance) for one tool call of the live model: replaykit's one live-tool
+        ladder (``tool_ladder``, embedded above): served, guard, RUNNABLE_TOOLS, "not available"."""
+
+        def served() -> Found | None:
+            key = args_key(name, arguments)
+            matches = self.recorded.get(key)
+            if not matches:
+                return None
             index = self.used.get(key, 0)
             self.used[key] = index + 1
             event = matches[min(index, len(matches) - 1)]  # repeated calls reuse the last recorded answer
-            return event["result"], event.get("status", "ok"), "served"
-        # Stand-ins made up by the script are "synthetic" (as in replaykit's openai engine).
+            return Found(event["result"], event.get("status", "ok"), event.get("error"))
+
+        def guard(tool: str, _arguments: Any) -> tuple[str, str] | None:
+            if is_destructive(tool) and not self.allow_destructive:
+                return (f"[replaykit dry-run] The tool call {tool!r} was NOT executed: it looks destructive. "
+                        "Nothing was changed. Re-run with --allow-destructive to execute it.", "dry_run")
+            return None
+
         function = RUNNABLE_TOOLS.get(name)
-        if function is None:
+        # RUNNABLE_TOOLS functions take the parsed arguments as one value (the script's documented contract).
+        implementation = None if function is None else (lambda *_a, **_k: function(arguments))
+        answer = climb(name, arguments, served=served, guard=guard, implementation=implementation)
+        if answer.rung == "served":
+            self.served += 1
+        elif answer.executed:
+            self.executions += 1
+        elif answer.provenance == "synthetic":
             self.synthetic += 1
-            return NOT_AVAILABLE.format(name=name), "unavailable", "synthetic"
-        if is_destructive(name) and not self.allow_destructive:
-            self.synthetic += 1
-            return (f"[replaykit dry-run] The tool call {name!r} was NOT executed: it looks destructive. Nothing was "
-                    "changed. Re-run with --allow-destructive to execute it.", "dry_run", "synthetic")
-        self.executions += 1
-        return str(function(arguments)), "ok", "live"
+        return answer.content, answer.status, answer.provenance
 
 
 def conversation_at(events: list[dict[str, Any]], cut: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
