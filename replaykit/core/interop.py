@@ -11,11 +11,11 @@ and a round trip stays exact and linear in size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from replaykit.core.errors import BadInput
+from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import (
     MESSAGES_ADAPTER,
     MediaPart,
@@ -164,3 +164,20 @@ def validate_atif(document: Any, where: str) -> Any:
         return atif.Trajectory.model_validate(document)
     except ValueError as exc:
         raise BadInput(f"{where}: not a valid ATIF trajectory ({_first_error(exc)})") from exc
+
+
+if TYPE_CHECKING:
+    from replaykit.core.run import Run
+
+#: how an exporter gets a subagent's run by id (``RunStore.load``, say); may raise or return None
+ChildLoader = Callable[[str], "Run | None"]
+
+
+def find_child(children: ChildLoader | None, run_id: str) -> Run | None:
+    """The subagent's run, or None when it cannot be had (``children`` may raise, e.g. ``RunStore.load``)."""
+    if children is None:
+        return None
+    try:
+        return children(run_id)
+    except ReplaykitError:
+        return None

@@ -17,15 +17,22 @@ is reported as a named loss.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
 from replaykit.core import jsonsafe
-from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.interop import Conversation, Losses, rebuild_assistant, rebuild_message, validate_atif
+from replaykit.core.errors import BadInput
+from replaykit.core.interop import (
+    ChildLoader,
+    Conversation,
+    Losses,
+    find_child,
+    rebuild_assistant,
+    rebuild_message,
+    validate_atif,
+)
 from replaykit.core.ir import (
     ErrorEvent,
     Event,
@@ -50,7 +57,6 @@ EXTRA_KEY = "replaykit"
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 AUDIO_TYPES = ("audio/wav", "audio/mpeg", "audio/mp4", "audio/aac", "audio/ogg", "audio/flac", "audio/webm",
                "audio/aiff")
-ChildLoader = Callable[[str], Run | None]
 
 
 @dataclass
@@ -317,7 +323,7 @@ class _Writer:
         self.carry(event)
         if event.phase != "start" or not event.child_run_id:
             return
-        child = _find_child(self.children, event.child_run_id)
+        child = find_child(self.children, event.child_run_id)
         if child is None or child.run_id in self.seen:
             self.losses.add("subagent_runs_missing", f"{self.where(event)}: run {event.child_run_id} not found; "
                             "only its reference is written")
@@ -398,13 +404,3 @@ def _metrics(usage: Usage | None, response: Any) -> dict[str, Any] | None:
     if isinstance(atif_metrics, dict):  # token ids, logprobs, cost from an imported ATIF file
         out.update({k: v for k, v in atif_metrics.items() if k not in out})
     return out or None
-
-
-def _find_child(children: ChildLoader | None, run_id: str) -> Run | None:
-    """The subagent's run, or None when it cannot be had (``children`` may raise, e.g. ``RunStore.load``)."""
-    if children is None:
-        return None
-    try:
-        return children(run_id)
-    except ReplaykitError:
-        return None

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -27,8 +26,8 @@ from typing import Any
 from replaykit import __version__
 from replaykit.core import jsonsafe
 from replaykit.core.codecs import otel_genai
-from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
-from replaykit.core.interop import Conversation, Losses
+from replaykit.core.errors import BadInput, MissingExtra
+from replaykit.core.interop import ChildLoader, Conversation, Losses, find_child
 from replaykit.core.ir import (
     ErrorEvent,
     Event,
@@ -54,7 +53,6 @@ PARAMS = {"max_tokens": "gen_ai.request.max_tokens", "max_completion_tokens": "g
 CONTENT_PARAMS = frozenset({"messages", "input", "instructions", "system", "prompt", "prediction", "response_format",
                             "text", "metadata", "user", "extra_body"})
 PROVIDERS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic-messages": "anthropic"}
-ChildLoader = Callable[[str], Run | None]
 
 
 @dataclass
@@ -397,7 +395,7 @@ class _SpanBuilder:
     def subagent(self, event: Any) -> None:
         if event.phase != "start" or not event.child_run_id:
             return
-        child = _find_child(self.children, event.child_run_id)
+        child = find_child(self.children, event.child_run_id)
         if child is None or child.run_id in self.seen:
             self.losses.add("subagent_runs_missing", f"{self.run.run_id} event {event.seq}: run "
                             f"{event.child_run_id} not found; only the subagent event is written")
@@ -500,13 +498,3 @@ def send(spans: list[SpanData], run: Run, endpoint: str, timeout: float = 10.0) 
         exporter.shutdown()
     if result is not SpanExportResult.SUCCESS:
         raise BadInput(f"the OTLP/HTTP collector at {url} did not accept the spans")
-
-
-def _find_child(children: ChildLoader | None, run_id: str) -> Run | None:
-    """The subagent's run, or None when it cannot be had (``children`` may raise, e.g. ``RunStore.load``)."""
-    if children is None:
-        return None
-    try:
-        return children(run_id)
-    except ReplaykitError:
-        return None
