@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit import __version__
-from replaykit.adapters.base import ImportedRun
+from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
 from replaykit.core.interop import (
     Conversation,
@@ -45,7 +45,6 @@ from replaykit.core.store import new_run_id, utc_now_iso
 ADAPTER = "replaykit.adapters.atif"
 VERSIONS = ("ATIF-v1.7", "ATIF-v1.8")
 EXTRA_KEY = "replaykit"
-MAX_BYTES = 512 * 1024 * 1024
 MAX_DEPTH = 32  # subagents of subagents: deeper nesting is refused, not recursed into
 
 
@@ -64,12 +63,7 @@ def import_atif(path: Path) -> list[ImportedRun]:
 
 
 def _documents(path: Path) -> list[tuple[str, Any]]:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise BadInput(f"{path}: too large to import (limit {MAX_BYTES} bytes)")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path} as UTF-8 text: {exc}") from exc
+    text = read_import_text(path)
     if not text.strip():
         raise BadInput(f"{path.name}: empty file (expected an ATIF trajectory)")
     try:

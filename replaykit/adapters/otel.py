@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit import __version__
-from replaykit.adapters.base import ImportedRun
+from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput
 from replaykit.core.interop import Conversation
@@ -47,7 +47,6 @@ from replaykit.core.recorder import Recorder
 from replaykit.core.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
-MAX_BYTES = 512 * 1024 * 1024
 LLM_OPS = {"chat", "text_completion", "generate_content"}
 PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
           "gen_ai.request.top_p": "top_p", "gen_ai.request.top_k": "top_k", "gen_ai.request.seed": "seed",
@@ -114,12 +113,7 @@ def import_otel(path: Path) -> list[ImportedRun]:
 
 
 def _read_spans(path: Path) -> list[Span]:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise BadInput(f"{path}: too large to import (limit {MAX_BYTES} bytes)")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path} as UTF-8 text: {exc}") from exc
+    text = read_import_text(path)
     if not text.strip():
         raise BadInput(f"{path.name}: empty file (expected OTLP JSON)")
     try:

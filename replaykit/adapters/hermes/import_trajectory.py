@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit import __version__
-from replaykit.adapters.base import ImportedRun
+from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
 from replaykit.core.interop import Conversation
 from replaykit.core.ir import (
@@ -42,7 +42,6 @@ from replaykit.core.recorder import Recorder
 from replaykit.core.store import new_run_id, utc_now_iso
 
 ADAPTER = "replaykit.adapters.hermes.import_trajectory"
-MAX_BYTES = 512 * 1024 * 1024
 _THINK = re.compile(r"<think>\n?(.*?)\n?</think>\n?", re.S)
 _CALL = re.compile(r"<tool_call>\n?(.*?)\n?</tool_call>\n?", re.S)
 _RESPONSE = re.compile(r"<tool_response>\n?(.*?)\n?</tool_response>", re.S)
@@ -54,12 +53,7 @@ LACKS = ("a Hermes trajectory keeps the conversation in training form: the syste
 
 def import_trajectory(path: Path) -> list[ImportedRun]:
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise BadInput(f"{path}: too large to import (limit {MAX_BYTES} bytes)")
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path} as UTF-8 text: {exc}") from exc
+    text = read_import_text(path)
     runs: list[ImportedRun] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
