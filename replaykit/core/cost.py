@@ -17,14 +17,13 @@ Billing by provenance:
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
+from replaykit.core.endpoint import local_host as _is_local
 from replaykit.core.ir import LLMCallEvent, Provenance, Usage
 
 if TYPE_CHECKING:
@@ -82,21 +81,6 @@ def _genai_prices() -> Any:
 
 def _unknown(reason: str) -> Price:
     return Price(total=None, reason=reason)
-
-
-def _is_local(base_url: str) -> str | None:
-    """The host when `base_url` points at this machine or a private network, else None."""
-    try:
-        host = urlsplit(base_url).hostname or ""
-    except ValueError:
-        return None
-    if host in ("localhost", "0.0.0.0") or host.endswith((".local", ".localhost", ".internal")):  # noqa: S104
-        return host
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    return host if address.is_loopback or address.is_private or address.is_link_local else None
 
 
 def _gp_usage(gp: Any, usage: Usage | Mapping[str, Any], api: str | None) -> Any:
@@ -254,7 +238,7 @@ class RunCost:
     parent_note: str | None = None
 
 
-def _when(created_at: str, offset: float) -> datetime:
+def call_time(created_at: str, offset: float) -> datetime:
     try:
         start = datetime.fromisoformat(created_at)
     except ValueError:
@@ -278,7 +262,7 @@ def step_costs(run: Run, *, price_as: str | None = None) -> list[StepCost]:
             price = Price(total=ZERO, reason=None)
         else:
             price = price_usage(model, usage, provider=header.provider, base_url=header.base_url,
-                                api=event.request.api, when=_when(header.created_at, event.t), price_as=price_as)
+                                api=event.request.api, when=call_time(header.created_at, event.t), price_as=price_as)
         out.append(StepCost(step.index, event.id, provenance.value, model, usage, price))
     return out
 
