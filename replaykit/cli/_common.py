@@ -83,7 +83,7 @@ def warn_read_report(report: Any) -> None:
 
 def print_json(document: Any) -> None:
     # jsonsafe: a lone surrogate in trace data is printed as its \\u escape, never a UnicodeEncodeError
-    sys.stdout.write(jsonsafe.dumps(document, indent=2, default=str) + "\n")
+    sys.stdout.write(jsonsafe.dumps_indented(document) + "\n")
 
 
 def console(stderr: bool = False) -> Any:
