@@ -66,9 +66,14 @@ def canonical_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+# One encoder for every call: ``json.dumps`` with options builds a new JSONEncoder each time, which costs
+# more than encoding a small argument dict (a replay summarises thousands of them).
+_COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def dumps_compact(value: Any) -> str:
     """Compact JSON in insertion order (how OpenAI clients serialize tool arguments)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT_ENCODER.encode(value)
 
 
 # ------------------------------------------------------------------------------------- volatility

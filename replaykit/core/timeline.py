@@ -22,6 +22,8 @@ STEP_KINDS = frozenset(("llm_call", "tool_call"))
 BOOKKEEPING_KINDS = frozenset(("tools", "meta"))
 # What a timeline reads of a request: its model. The delta-encoded messages are left out of the data.
 _EVENT_DATA_EXCLUDE = {"request": {"context"}}
+# ``json.dumps(..., ensure_ascii=False, default=str)`` without building an encoder per tool call
+_ARGUMENTS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _clip(text: str | None, limit: int = 120) -> str:
@@ -73,7 +75,7 @@ def describe_data(event: dict[str, Any]) -> str:
     if kind == "tool_call":
         shown = event.get("raw_arguments")
         if shown is None and event.get("arguments") is not None:
-            shown = json.dumps(event["arguments"], ensure_ascii=False, default=str)
+            shown = _ARGUMENTS_ENCODER.encode(event["arguments"])
         args = _clip(shown, 60)
         error = event.get("error")
         outcome = error if event.get("status") == "error" and error else event.get("result")
