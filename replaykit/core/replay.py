@@ -20,6 +20,7 @@ from replaykit.core.ir import (
     MESSAGES_ADAPTER,
     LLMCallEvent,
     Message,
+    Provenance,
     TextPart,
     ToolCallEvent,
     ToolCallPart,
@@ -46,6 +47,8 @@ def _cost_holder(details: dict[str, Any] | None) -> dict[str, Any] | None:
     return found or None
 
 
+# ``Provenance`` member -> its plain string (``.value`` is a descriptor call, paid twice per step)
+_PROVENANCE_TEXT = {p: p.value for p in Provenance}
 _USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
                  "total_tokens")
 
@@ -73,24 +76,24 @@ def _light_llm(event: LLMCallEvent) -> dict[str, Any]:
     if usage is not None:
         fields = usage.__dict__  # a pydantic model's field values: one dict, no attribute lookups
         usage_json = {k: fields[k] for k in _USAGE_COUNTS if fields[k] is not None}
-        cost = _cost_holder(usage.details)
+        cost = _cost_holder(fields["details"]) if fields["details"] else None
         if cost:
             usage_json["details"] = cost
     return {
         "kind": "llm_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
-        "provenance": event.provenance.value,
+        "provenance": _PROVENANCE_TEXT[event.provenance],
         "request": {"model": event.request.model},
         "response": {"message": {"role": response.message.role, "parts": parts},
                      "finish_reason": response.finish_reason, "model": response.model, "usage": usage_json,
-                     "provider_details": _cost_holder(response.provider_details)},
-        "provider_details": _cost_holder(event.provider_details),
+                     "provider_details": _cost_holder(response.provider_details) if response.provider_details else None},
+        "provider_details": _cost_holder(event.provider_details) if event.provider_details else None,
     }
 
 
 def _light_tool(event: ToolCallEvent) -> dict[str, Any]:
     light: dict[str, Any] = {
         "kind": "tool_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
-        "provenance": event.provenance.value, "call_id": event.call_id, "name": event.name,
+        "provenance": _PROVENANCE_TEXT[event.provenance], "call_id": event.call_id, "name": event.name,
         "arguments": event.arguments, "status": event.status,
     }
     if event.raw_arguments is not None:
