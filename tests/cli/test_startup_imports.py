@@ -49,7 +49,8 @@ def test_runs_on_an_empty_or_missing_store(tmp_path, store_empty):
 
 @pytest.mark.parametrize("command", [["inspect"], ["replay"], ["validate"], ["diff", str(FIXTURE)]])
 def test_reading_commands_import_no_framework_redactor_or_provider_sdk(command):
-    # pydantic loads the trace (the IR); nothing else heavy (inspect draws no LangGraph graph unasked).
+    # pydantic loads the trace (the IR) for replay, validate and diff; inspect streams the raw lines but
+    # prices this run (genai-prices is built on pydantic); nothing else heavy (no LangGraph graph unasked).
     assert _heavy_imports(command[0], str(FIXTURE), *command[1:], "--json") == ["pydantic"]
 
 
