@@ -63,7 +63,10 @@ HEADER_FIELDS = frozenset({"api_mode", "base_url", "created_at", "kind", "lineag
                            "provider", "run_id", "schema_name", "schema_version", "session_id", "source", "tags",
                            "title"})
 PROVENANCES = frozenset({"recorded", "served", "live", "edited", "synthetic", "desync", "reconstructed"})
-_SOURCE_FIELDS = ("framework_version", "adapter", "replaykit_version")
+SOURCE_FIELDS = ("framework", "framework_version", "adapter", "replaykit_version")
+#: ``Lineage`` and ``Edit`` fields in their order (the order ``model_dump`` writes them in)
+LINEAGE_FIELDS = ("relation", "parent_run_id", "parent_step", "parent_event_id", "edit", "engine", "details")
+EDIT_FIELDS = ("target", "step", "value", "tool_call_id")
 _REQUEST_FIX = ("replaykit", "request_fix")  # core/run.py REQUEST_FIX_SOURCE / REQUEST_FIX_NAME
 
 
@@ -113,9 +116,12 @@ class _KnownCost:
         return None if self.total is None else float(self.total)
 
 
-def _without_none(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: (_without_none(v) if k == "edit" and isinstance(v, dict) else v)
-            for k, v in data.items() if v is not None}
+def _lineage_json(lineage: dict[str, Any]) -> dict[str, Any]:
+    """A header's lineage as ``model_dump(exclude_none=True)`` writes it: field order, no None."""
+    out = {k: lineage[k] for k in LINEAGE_FIELDS if lineage.get(k) is not None}
+    if "edit" in out:
+        out["edit"] = {k: out["edit"][k] for k in EDIT_FIELDS if out["edit"].get(k) is not None}
+    return out
 
 
 class _Inspector:
@@ -203,12 +209,12 @@ class _Inspector:
             "run_id": header["run_id"],
             "created_at": header["created_at"],
             "source": {"framework": source.get("framework", "unknown"),
-                       **{k: source[k] for k in _SOURCE_FIELDS if source.get(k) is not None}},
+                       **{k: source[k] for k in SOURCE_FIELDS[1:] if source.get(k) is not None}},
             "model": model,
             "provider": header.get("provider"),
             "base_url": header.get("base_url"),
             "api_mode": header.get("api_mode"),
-            "lineage": _without_none(lineage) if lineage else None,
+            "lineage": _lineage_json(lineage) if lineage else None,
             "tags": list(header.get("tags", ())),
             "status": self.status,
             "steps": self.timeline.steps,
@@ -225,11 +231,17 @@ def _check_header(header: dict[str, Any]) -> None:
     source, lineage, tags = header.get("source", {}), header.get("lineage"), header.get("tags", [])
     if not header.keys() <= HEADER_FIELDS or not isinstance(header.get("run_id"), str) \
             or not isinstance(header.get("created_at"), str) or not isinstance(source, dict) \
-            or not isinstance(source.get("framework", ""), str) or not isinstance(lineage, dict | None) \
+            or not source.keys() <= set(SOURCE_FIELDS) or not isinstance(source.get("framework", ""), str) \
             or not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags) \
             or not isinstance(header.get("metadata", {}), dict) \
             or not all(isinstance(header.get(k), str | None) for k in ("model", "provider", "base_url", "api_mode")):
         raise NeedsFullReader("unexpected run header")
+    if lineage is not None:
+        edit = lineage.get("edit") if isinstance(lineage, dict) else None
+        if not isinstance(lineage, dict) or not lineage.keys() <= set(LINEAGE_FIELDS) \
+                or not isinstance(lineage.get("relation"), str) or not isinstance(lineage.get("parent_run_id"), str) \
+                or not isinstance(edit, dict | None) or (edit is not None and not edit.keys() <= set(EDIT_FIELDS)):
+            raise NeedsFullReader("unexpected lineage")
 
 
 def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:

@@ -16,9 +16,12 @@ from replaykit.cli.main import main
 from replaykit.core import ir
 from replaykit.core.errors import ReplaykitError
 from replaykit.core.inspect_view import (
+    EDIT_FIELDS,
     EVENT_FIELDS,
     HEADER_FIELDS,
+    LINEAGE_FIELDS,
     PROVENANCES,
+    SOURCE_FIELDS,
     NeedsFullReader,
     inspect_run,
     inspect_trace,
@@ -64,6 +67,8 @@ def test_the_fast_reader_knows_the_ir_fields() -> None:
     assert {kind: set(fields) for kind, fields in EVENT_FIELDS.items()} == events
     assert set(HEADER_FIELDS) == set(ir.RunHeader.model_fields)
     assert set(PROVENANCES) == {p.value for p in ir.Provenance}
+    assert SOURCE_FIELDS == tuple(ir.Source.model_fields)
+    assert LINEAGE_FIELDS == tuple(ir.Lineage.model_fields) and EDIT_FIELDS == tuple(ir.Edit.model_fields)
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
@@ -189,3 +194,19 @@ def test_memory_is_rows_not_trace(long_session: Path) -> None:
         tracemalloc.stop()
     assert view.summary["steps"] == 200
     assert peak < size, (peak, size)
+
+
+def test_a_branch_with_its_lineage_and_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from replaykit.core.branch import branch
+
+    store = RunStore(tmp_path)
+    with store.create(sample_header("weather")) as writer:
+        write_weather_run(writer)
+    child = branch(store, store.load("weather"), 1, result="Paris: 31C, heatwave")
+    path = store.path_for(child.run_id)
+    view = inspect_trace(path).to_json()
+    _same(view, _reference(path))
+    assert view["lineage"]["relation"] == "branch" and view["lineage"]["edit"]["target"] == "result"
+    assert [r["provenance"] for r in view["timeline"] if r["step"] is not None][:2] == ["served", "edited"]
+    code, out, _ = _cli(capsys, str(path))
+    assert code == 0 and "branch of weather at step 1" in out
