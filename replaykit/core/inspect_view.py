@@ -93,6 +93,7 @@ class _KnownCost:
         self.header = header
         base_url = header.get("base_url")
         self.local = bool(base_url and local_host(base_url))
+        self.priceable: bool | None = None  # genai-prices installed (looked up once, on the first billed step)
         self.total: Decimal | None = Decimal(0)
 
     def add(self, event: dict[str, Any]) -> None:
@@ -101,7 +102,9 @@ class _KnownCost:
         response, request = event["response"], event["request"]
         model = response.get("model") or request.get("model") or self.header.get("model")
         usage = response.get("usage")
-        if self.local or not model or find_spec("genai_prices") is None or usage is None \
+        if self.priceable is None:
+            self.priceable = find_spec("genai_prices") is not None
+        if self.local or not model or not self.priceable or usage is None \
                 or all(usage.get(k) is None for k in ("input_tokens", "output_tokens", "total_tokens")):
             self.total = None  # what ``price_usage`` answers for these, without importing genai-prices
             return
