@@ -197,15 +197,20 @@ class HealthTally:
         return Health(score, reasons, self.tokens, cost)
 
 
+# What no health signal reads (``run_health`` dumps each event without it: conversation text, ids)
+_NOT_COUNTED = {"request": True, "response": {"message"}, "result": True, "result_blocks": True, "corr": True,
+                "message": True, "provider_details": True}
+
+
 def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool = True,
                cost_usd: float | None = None) -> Health:
     """Score ``run``. ``cost_usd``: its known cost when the caller already priced it; ``with_cost=False``
     skips pricing (genai-prices) altogether."""
-    from replaykit.core.timeline import event_data
+    from replaykit.core import jsonsafe
 
     tally = HealthTally()
     for event in run.events:
-        tally.add(event_data(event))
+        tally.add(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_COUNTED))
     cost = cost_usd if cost_usd is not None or not with_cost else _known_cost(run)
     return tally.health(limits, cost)
 

@@ -210,3 +210,22 @@ def test_a_branch_with_its_lineage_and_edit(tmp_path: Path, capsys: pytest.Captu
     assert [r["provenance"] for r in view["timeline"] if r["step"] is not None][:2] == ["served", "edited"]
     code, out, _ = _cli(capsys, str(path))
     assert code == 0 and "branch of weather at step 1" in out
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_run_health_and_rows_of_a_loaded_run_equal_the_model_based_ones(path: Path) -> None:
+    # The viewer, the HTML report, stats and training export score and list loaded runs.
+    from replaykit.core.health import run_health
+    from replaykit.core.timeline import timeline_rows
+
+    run = Run.load(path)
+    _same(run_health(run).to_json(), reference.run_health(run).to_json())
+    _same({"rows": timeline_rows(run)}, {"rows": reference.timeline_rows(run)})
+
+
+def test_run_health_of_every_event_kind(tmp_path: Path) -> None:
+    from replaykit.core.health import run_health
+
+    run = Run.load(every_kind_run(tmp_path))
+    for with_cost in (True, False):
+        _same(run_health(run, with_cost=with_cost).to_json(), reference.run_health(run, with_cost=with_cost).to_json())
