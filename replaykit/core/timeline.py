@@ -22,6 +22,9 @@ STEP_KINDS = frozenset(("llm_call", "tool_call"))
 BOOKKEEPING_KINDS = frozenset(("tools", "meta"))
 # What a timeline reads of a request: its model. The delta-encoded messages are left out of the data.
 _EVENT_DATA_EXCLUDE = {"request": {"context"}}
+_NOT_DESCRIBED = {"request": True, "corr": True, "provider_details": True, "result_blocks": True,
+                  "response": {"usage": True, "provider_details": True,
+                               "message": {"provider_details": True, "parts": {"__all__": {"provider_details"}}}}}
 # ``json.dumps(..., ensure_ascii=False, default=str)`` without building an encoder per tool call
 _ARGUMENTS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
@@ -104,8 +107,10 @@ def describe_data(event: dict[str, Any]) -> str:
 
 
 def describe(event: Event) -> str:
-    """A one-line human summary of an event."""
-    return describe_data(event_data(event))
+    """A one-line human summary of an event (a loaded one: dumped without what no summary reads)."""
+    from replaykit.core import jsonsafe
+
+    return describe_data(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_DESCRIBED))
 
 
 def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:

@@ -229,3 +229,11 @@ def test_run_health_of_every_event_kind(tmp_path: Path) -> None:
     run = Run.load(every_kind_run(tmp_path))
     for with_cost in (True, False):
         _same(run_health(run, with_cost=with_cost).to_json(), reference.run_health(run, with_cost=with_cost).to_json())
+
+
+def test_describe_of_loaded_events_equals_the_model_based_one(tmp_path: Path) -> None:
+    from replaykit.core.timeline import describe  # diff rows describe loaded steps one at a time
+
+    for path in [*RECORDED, every_kind_run(tmp_path)]:
+        for event in Run.load(path).events:
+            assert describe(event) == reference.describe(event)
