@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -26,6 +27,7 @@ import tempfile
 import time
 import timeit
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,8 +135,8 @@ def synthetic(n: int, repeats: int) -> dict[str, Any]:
 
     net_cpu = min(col(on, "cpu")) - min(col(base, "cpu"))
     net_thread = min(col(on, "thread")) - min(col(base, "thread"))
-    paired = _spread([a["cpu"] - b["cpu"] for a, b in zip(on, base)])
-    paired_thread = _spread([a["thread"] - b["thread"] for a, b in zip(on, base)])
+    paired = _spread([a["cpu"] - b["cpu"] for a, b in zip(on, base, strict=True)])
+    paired_thread = _spread([a["thread"] - b["thread"] for a, b in zip(on, base, strict=True)])
     gc_net = statistics.median(col(on, "gc")) - statistics.median(col(base, "gc"))
     gc_thread_net = statistics.median(col(on, "gc_thread")) - statistics.median(col(base, "gc_thread"))
     direct = _spread(col(timed, "direct_cpu"))
@@ -162,6 +164,59 @@ def synthetic(n: int, repeats: int) -> dict[str, Any]:
         "trace_bytes": size, "unique_content_bytes": unique, "trace_ratio": round(size / unique, 2),
         "request_fixes": on[-1]["fixes"],
     }
+
+
+@contextlib.contextmanager
+def _variant(name: str) -> Iterator[None]:
+    """What-if variants of the recorder, for pricing each option (bench only; none is what ships):
+    ``batched``: events kept in memory and written at close (what batching writes would save; it gives up
+    durability), ``inline``: the middle-of-list comparison on Hermes's thread (no verifier thread: O(N) per
+    call on Hermes's thread), ``unverified``: no middle comparison at all (gives up exactness)."""
+    from replaykit.adapters.hermes.capture.wire_deltas import Verifier
+    from replaykit.core.store import RunWriter
+
+    saved: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, attr: str, value: Any) -> None:
+        saved.append((owner, attr, owner.__dict__[attr]))
+        setattr(owner, attr, value)
+
+    if name == "batched":
+        held: list[bytes] = []
+        patch(RunWriter, "_write_bytes", lambda self, data: held.append(data))
+    elif name == "inline":
+        patch(Verifier, "submit", lambda self, check: self._verify(check))
+    elif name == "unverified":
+        patch(Verifier, "submit", lambda self, check: None)
+    try:
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+
+
+def what_if(n: int, repeats: int) -> dict[str, Any]:
+    """Net cost per Hermes event of the recorder as shipped and of each variant (min-min against the
+    baseline, all interleaved), with the GC CPU and Hermes-thread CPU of each."""
+    names = ["shipped", "batched", "inline", "unverified"]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ["base", *names]}
+    for r in range(repeats):
+        for name in (["base", *names] if r % 2 == 0 else [*names[::-1], "base"]):
+            if name == "base":
+                runs[name].append(_baseline(n))
+                continue
+            with _variant(name), tempfile.TemporaryDirectory() as tmp:
+                runs[name].append(_recorded(n, Path(tmp)))
+    base = runs["base"]
+    events = base[-1]["events"]
+    out: dict[str, Any] = {"steps": n, "repeats": repeats}
+    for name in names:
+        rows = runs[name]
+        out[name] = {key: round((min(r[key] for r in rows) - min(b[key] for b in base)) / events * 1e6, 2)
+                     for key in ("cpu", "thread")}
+        out[name]["gc"] = round((statistics.median(r["gc"] for r in rows) - statistics.median(b["gc"] for b in base))
+                                / events * 1e6, 2)
+    return out
 
 
 def retained_memory(n: int) -> dict[str, Any]:
@@ -281,6 +336,16 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
                      "baseline": mem[0]["bytes_per_message"],
                      "ratio": round(mem[-1]["bytes_per_message"] / mem[0]["bytes_per_message"], 3),
                      "note": f"at {mem[-1]['steps']} vs {mem[0]['steps']} steps: O(1) per message when flat"})
+    options = report.get("what_if")
+    if options:
+        shipped = options["shipped"]["cpu"]
+        for name, label in (("batched", "writes batched (NOT durable)"), ("inline", "verification inline on Hermes's thread"),
+                            ("unverified", "no middle verification (NOT exact)")):
+            v = options[name]
+            rows.append({"bench": f"hermes recorder option: {label}, net us/event, {options['steps']} steps",
+                         "replaykit": v["cpu"], "baseline": shipped,
+                         "ratio": round(v["cpu"] / shipped, 3) if shipped > 0 else None,
+                         "note": f"baseline = as shipped, same run; Hermes's thread {v['thread']}, GC {v['gc']} us/event"})
     whole = report.get("whole_run")
     if whole:
         pct = whole["inside_replaykit_pct"]
@@ -299,6 +364,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--whole-turns", type=int, default=20, help="user turns of the real Hermes run (0: skip)")
+    parser.add_argument("--what-if", action="store_true",
+                        help="also price each option at the largest size (batched writes, inline or no verification)")
     parser.add_argument("--json", action="store_true", help="end with one line: the rows for bench/run_all.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:  # one-time imports and first-call set-up, not per event
@@ -320,6 +387,8 @@ def main() -> int:
                            "baseline": slope(lo["baseline_cpu_s"], hi["baseline_cpu_s"])}
         report["memory"] = [retained_memory(lo["steps"]), retained_memory(hi["steps"])]
     report["reference_loop_us"] = reference_loop_us()
+    if args.what_if:
+        report["what_if"] = what_if(max(args.sizes), args.repeats)
     if args.whole_turns:
         report["whole_run"] = whole_run(args.whole_turns)
     print(json.dumps(report, indent=2))

@@ -187,7 +187,7 @@ class Verifier:
     def submit(self, check: Check) -> None:
         with self._lock:
             self._pending += 1
-            if self._thread is None or not self._thread.is_alive():
+            if self._thread is None or not self._thread.is_alive():  # (not alive: after a fork)
                 self._thread = threading.Thread(target=self._run, name="replaykit-verify", daemon=True)
                 self._thread.start()
         self._queue.put(check)
@@ -207,6 +207,10 @@ class Verifier:
             except Exception as exc:  # never let the thread die silently: the next check still runs
                 log_once("request verification", exc)
             finally:
+                # Drop the two request lists now, not when the next check arrives: Hermes's dicts held
+                # longer survive more collections and end in the old generation (GC cost, not ours to
+                # add to Hermes's process).
+                check = None
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
