@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -185,6 +186,7 @@ class Verifier:
         self._pending = 0
         self._idle = threading.Condition(self._lock)
         self.fixes = 0  # requests restated so far (a counter for tests and the bench)
+        self.cpu_seconds = 0.0  # the verifier thread's CPU in checks (the bench's "verification" share)
         # A forked child has no verifier thread: start a new one there (instead of asking the thread
         # whether it is alive on every request, ~1-2 us on the hot path).
         ref = weakref.WeakMethod(self._forget_thread)
@@ -215,6 +217,7 @@ class Verifier:
             check = self._queue.get()
             if check is None:
                 return
+            started = time.thread_time()
             try:
                 self._verify(check)
             except Exception as exc:  # never let the thread die silently: the next check still runs
@@ -224,6 +227,7 @@ class Verifier:
                 # longer survive more collections and end in the old generation (GC cost, not ours to
                 # add to Hermes's process).
                 check = None
+                self.cpu_seconds += time.thread_time() - started
                 with self._idle:
                     self._pending -= 1
                     self._idle.notify_all()
