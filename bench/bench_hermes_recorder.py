@@ -80,6 +80,7 @@ def _recorded(n: int, store: Path, session_id: str = ls.SESSION_ID, timed: bool 
                 os.environ["REPLAYKIT_HERMES_TIMING"] = env_before
     out = {"cpu": cpu, "thread": stats.seconds, "events": stats.events, "gc": gcc.total, "gc_thread": gc_thread,
            "gc_collections": gcc.collections, "fixes": capture.verifier.fixes, "verifier": capture.verifier.cpu_seconds,
+           "release": capture.verifier.release_seconds,
            "bytes": sum(f.stat().st_size for f in store.glob("*.jsonl"))}
     if timing is not None:
         timing.gc.close()
@@ -159,6 +160,9 @@ def synthetic(n: int, repeats: int) -> dict[str, Any]:
         "direct_by_callback_us": by_callback,
         # the verifier thread's CPU (exactness of the middle of every request), median
         "verifier_us_per_event": us(statistics.median(col(on, "verifier"))),
+        # freeing Hermes's previous request lists on the verifier thread (Hermes's own garbage, which its
+        # thread frees without replaykit: moved, not added; not in the parts)
+        "release_us_per_event": us(statistics.median(col(on, "release"))),
         # (b) GC: collections' CPU with the plugin minus without (medians), every thread / Hermes's thread
         "gc_us_per_event": us(gc_net), "gc_us_per_event_hermes_thread": us(gc_thread_net),
         "gc_s": [round(statistics.median(col(base, "gc")), 4), round(statistics.median(col(on, "gc")), 4)],
@@ -249,7 +253,7 @@ def what_if(n: int, repeats: int) -> dict[str, Any]:
         gc_net = med(r["gc"] for r in rows) - base_gc
         verifier = med(r["verifier"] for r in rows)
         out[name] = {"direct": us(direct), "gc": us(gc_net), "verifier": us(verifier),
-                     "parts": us(direct + gc_net + verifier)}
+                     "release": us(med(r["release"] for r in rows)), "parts": us(direct + gc_net + verifier)}
     return out
 
 
@@ -353,7 +357,8 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
             "ratio": round(s["gc_s"][1] / s["gc_s"][0], 3) if s["gc_s"][0] else None,
             "note": f"cyclic-GC CPU with the plugin minus without (medians; {s['gc_us_per_event_hermes_thread']} on "
                     f"Hermes's thread); collections {s['gc_collections'][1]} vs {s['gc_collections'][0]}; "
-                    f"verifier thread {s['verifier_us_per_event']} us/event"})
+                    f"verifier thread {s['verifier_us_per_event']} us/event comparing (+{s['release_us_per_event']} "
+                    f"freeing Hermes's old request lists, moved off Hermes's thread)"})
     if "slope" in report:
         slope = report["slope"]
         rows.append({"bench": f"hermes recorder, total cost slope {syn[0]['steps']}->{big['steps']} steps",
@@ -383,7 +388,9 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
                          "replaykit": v["parts"], "baseline": shipped,
                          "ratio": round(v["parts"] / shipped, 3) if shipped > 0 else None,
                          "note": f"{caveat}; direct + GC + verifier (medians): "
-                                 f"{v['direct']} + {v['gc']} + {v['verifier']}; baseline = as shipped, same run"})
+                                 f"{v['direct']} + {v['gc']} + {v['verifier']}; baseline = as shipped, same run"
+                                 + ("; direct includes freeing Hermes's old request list (shipped: on the verifier "
+                                    f"thread, {options['shipped']['release']})" if name != "batched" else "")})
         rows.append({"bench": f"no-op plugin dispatch, us/event, {options['steps']} steps",
                      "replaykit": options["noop_net_us_per_event"], "baseline": None, "ratio": None,
                      "note": "same callbacks doing nothing (paired median, Hermes's thread): Hermes's dispatch, the floor of any plugin"})
