@@ -315,6 +315,8 @@ def whole_run(turns: int) -> dict[str, Any] | None:
                 out["steps_recorded"] = sum(len(r.steps) for r in runs)
                 timing = json.loads(timing_file.read_text())
                 out["inside_replaykit_s"] = round(timing["seconds"], 4)
+                out["inside_replaykit_cpu_s"] = round(timing.get("cpu_seconds", 0.0), 4)
+                out["inside_replaykit_gc_s"] = round(timing.get("gc_seconds", 0.0), 4)
                 out["inside_replaykit_pct"] = round(timing["seconds"] / result["timings"]["run"] * 100, 3)
                 out["register_s"] = round(timing["register_seconds"], 4)
     return out
@@ -400,7 +402,8 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
         rows.append({"bench": f"hermes offline run {whole['steps_recorded']} steps, run_conversation s",
                      "replaykit": whole["run_conversation_on_s"], "baseline": whole["run_conversation_off_s"],
                      "ratio": round(whole["run_conversation_on_s"] / whole["run_conversation_off_s"], 3),
-                     "note": f"time inside replaykit {pct}% of the run (target <= 1%): {'OK' if pct <= 1 else 'MISS'}"})
+                     "note": f"time inside replaykit {pct}% of the run (wall; CPU {whole.get('inside_replaykit_cpu_s')} s, "
+                             f"of which GC {whole.get('inside_replaykit_gc_s')} s) (target <= 1%): {'OK' if pct <= 1 else 'MISS'}"})
     elif "whole_run" in report:
         rows.append({"bench": "hermes offline run, run_conversation s", "replaykit": None, "baseline": None,
                      "ratio": None, "note": "skipped: hermes-agent is not importable in this venv"})
