@@ -50,6 +50,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
@@ -548,6 +549,7 @@ class ToolRouter:
         self.log = log
         self.implementations = dict(implementations or {})
         self.guard = guard
+        self._recorded_functions: set[str] = set()  # tools whose function answered through ``answer``
 
     def answer(self, name: str, args: JSON) -> str:
         """The body of every recorded tool function (runs inside ``wrap``, which set the call)."""
@@ -588,7 +590,6 @@ class ToolRouter:
         asker = next(m for m in reversed(messages) if isinstance(m, AIMessage))
         stash = stash_of(asker)
         offset = [c["id"] for c in asker.tool_calls].index(tool_call["id"])
-        position = len(messages) + offset
         call: JSON = {"id": tool_call["id"], "llm_index": stash.get("llm_index") if stash else None,
                       "asker_provenance": provenance_of(asker), "outcome": None}
         token = _CURRENT_CALL.set(call)
@@ -596,12 +597,45 @@ class ToolRouter:
             result = execute(request)
         finally:
             _CURRENT_CALL.reset(token)
+        if call["outcome"] is not None:  # the tool's function is a recorded one: it asked ``answer``
+            self._recorded_functions.add(tool_call["name"])
         if not isinstance(result, ToolMessage):
             return result
         provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok",
                                                           "executed": True})
+        return self._answered(tool_call, len(messages) + offset, offset, provenance, detail, result)
+
+    def serve_inline(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """The tool messages of the last AI message's calls when the record holds every one of them and
+        each tool's function is a recorded one (it answers through ``answer``, so serving it here is
+        exactly what the ToolNode would do, minus a thread pool and the tool-call machinery per
+        superstep); else None (the ToolNode runs the message)."""
+        asker = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if asker is None or not asker.tool_calls:
+            return None
+        calls = asker.tool_calls
+        if any(c["name"] not in self._recorded_functions for c in calls):
+            return None  # a real tool body (or one not called yet): run it as LangGraph does
+        provenance = provenance_of(asker)
+        if provenance not in PURE and provenance != "edited":
+            return None
+        stash = stash_of(asker)
+        llm_index = stash.get("llm_index") if stash else None
+        events: list[JSON] = []
+        for c in calls:
+            event = self.record.recorded_tool(llm_index, str(c["id"]), c["name"], c["args"])
+            if event is None:
+                return None
+            events.append(event)
+        return [self._answered(c, len(messages) + offset, offset, "served", event)
+                for offset, (c, event) in enumerate(zip(calls, events, strict=True))]
+
+    def _answered(self, tool_call: Any, position: int, offset: int, provenance: str, detail: JSON,
+                  result: ToolMessage | None = None) -> BaseMessage:
+        """The stamped tool message of one answered call, logged (``detail``: the served event, or the
+        live outcome with the ToolNode's ``result``)."""
         status = detail.get("status", "ok")
-        if provenance == "served":
+        if provenance == "served" or result is None:
             ir = tool_message(detail)
         else:
             ir = lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
@@ -613,6 +647,26 @@ class ToolRouter:
                        "duration": detail.get("duration")}
         self.log.add(entry)
         return _stamp(ir, position, provenance, step=entry["step"])
+
+
+class ToolsNode:
+    """The graph's tools node (a real StateGraph node). A message whose calls the record answers is
+    answered here, in the graph's thread (``router.serve_inline``): the served rung runs nothing, and
+    LangGraph's prebuilt ToolNode would add a new thread pool and the tool-call machinery per superstep
+    (most of a replay's time). Any other message (a live tool, a real tool body, a call the record does
+    not hold) goes whole to a prebuilt ``ToolNode``: parallel execution, argument handling and error
+    messages as LangGraph does them."""
+
+    def __init__(self, tools: Sequence[StructuredTool], router: Any) -> None:
+        self.tool_node = ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True)
+        self.router = router
+
+    def __call__(self, state: MessagesState, config: RunnableConfig) -> Any:
+        serve = getattr(self.router, "serve_inline", None)
+        answered = serve(state["messages"]) if serve is not None else None
+        if answered is not None:
+            return {"messages": answered}
+        return self.tool_node.invoke(state, config)
 
 
 # ------------------------------------------------------------------------------------ the graph
@@ -643,7 +697,9 @@ def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolR
     graph.add_node(MODEL_NODE, model)
     graph.add_edge(START, MODEL_NODE)
     if tools:
-        graph.add_node(TOOLS_NODE, ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True))
+        node = ToolsNode(tools, router)
+        # The drawing names a node's tools when it is a ToolNode; this node says them itself.
+        graph.add_node(TOOLS_NODE, node, metadata={"__tools": list(node.tool_node.tools_by_name)})
         graph.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
         graph.add_edge(TOOLS_NODE, MODEL_NODE)
     else:
