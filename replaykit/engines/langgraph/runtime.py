@@ -446,6 +446,10 @@ class StateView:
     def next_llm(self) -> int:
         return self._next[-1] if self._next else 0
 
+    def differing(self, request: Sequence[JSON]) -> list[int]:
+        """``differing(request, irs)`` against this view's IR list (which it may update)."""
+        return differing(request, self._irs)
+
     def irs(self) -> list[JSON]:
         if self.pure:
             return list(self._irs)  # type: ignore[arg-type]  # pure: every message has its IR
@@ -494,18 +498,19 @@ class ModelNode:
                 out.append(_stamp(message, i, old["provenance"], old.get("llm_index"), old.get("step")))
             return {"messages": out}
         request = self.record.requests[index]
-        prefix = request[: len(current)] == current
-        return self._serve(index, current, len(messages), replace=not prefix, stashes=stashes)
+        differ = view.differing(request)
+        prefix = not differ and len(request) >= len(current)
+        return self._serve(index, current, len(messages), replace=not prefix, stashes=stashes, differ=differ)
 
     def _serve(self, index: int, current: list[JSON], position: int, *, replace: bool,
-               stashes: Sequence[JSON | None] | None = None) -> JSON:
+               stashes: Sequence[JSON | None] | None = None, differ: list[int] | None = None) -> JSON:
         request = self.record.requests[index]
         event = self.record.llm[index]
         out: list[Any] = []
         if replace:
             # The harness rewrote the context (compression, injected notes, re-serialized arguments):
             # adopt the recorded request.
-            out = adopt_request(request, current, stashes, index)
+            out = adopt_request(request, current, stashes, index, differ)
         else:
             out += [_stamp(m, position + i, "recorded") for i, m in enumerate(request[len(current):])]
         position = len(request)
@@ -708,13 +713,33 @@ def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolR
 
 
 def turn_input(record: Record, index: int, state: list[JSON],
-               stashes: Sequence[JSON | None] | None = None) -> list[Any]:
+               stashes: Sequence[JSON | None] | None = None, differ: list[int] | None = None) -> list[Any]:
     """What to send the graph to start recorded LLM call ``index`` from ``state``."""
-    return adopt_request(record.requests[index], state, stashes, index)
+    return adopt_request(record.requests[index], state, stashes, index, differ)
+
+
+def differing(request: Sequence[JSON], state: list[Any]) -> list[int]:
+    """The positions (below both lengths) where ``request`` holds another message than ``state``.
+
+    Found in C by identity first; a message equal to the state's but another object (the recorded
+    request's own copy of a served tool result, say) is then written into ``state`` in place of the
+    state's, so that position is an identity check from then on. Without this, every model call compared
+    every such message again by value: the whole conversation per step."""
+    flags = list(map(operator.is_, request, state))
+    differ: list[int] = []
+    at = -1
+    with contextlib.suppress(ValueError):  # flags.index raises when no position is left
+        while True:
+            at = flags.index(False, at + 1)
+            if request[at] == state[at]:
+                state[at] = request[at]
+            else:
+                differ.append(at)
+    return differ
 
 
 def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON | None] | None,
-                  index: int) -> list[Any]:
+                  index: int, differ: list[int] | None = None) -> list[Any]:
     """The updates that turn ``state`` into the recorded ``request`` of LLM call ``index``.
 
     Message by message when the request is the same conversation (same roles, at least as long): equal
@@ -722,20 +747,16 @@ def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON
     (provider_details) keeps its provenance and place in the record (llm_index, step), one the harness
     rewrote (re-stripped text, re-serialized arguments) becomes ``recorded``; same positional ids, so
     the reducer replaces. Anything else (a compressed context) replaces the whole state. New and
-    rewritten messages are marked as the request of call ``index``: the model node serves it next."""
-    flags = list(map(operator.is_, request, state))
-    differ: list[int] = []
-    with contextlib.suppress(ValueError):  # the positions that are not the very same object, found in C
-        while True:
-            differ.append(flags.index(False, differ[-1] + 1 if differ else 0))
+    rewritten messages are marked as the request of call ``index``: the model node serves it next.
+    ``differ``: ``differing(request, state)`` when the caller has it."""
+    if differ is None:
+        differ = differing(request, list(state))
     if len(request) < len(state) or any(request[i].get("role") != state[i].get("role") for i in differ):
         return [RemoveMessage(id=REMOVE_ALL_MESSAGES),
                 *(_stamp(m, i, "recorded", next_llm=index) for i, m in enumerate(request))]
     out: list[Any] = []
     for i in differ:
         new, old_ir = request[i], state[i]
-        if new == old_ir:
-            continue
         old = (stashes[i] if stashes is not None and i < len(stashes) else None) or {}
         if _without_details(new) == _without_details(old_ir):
             out.append(_stamp(new, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
@@ -775,8 +796,11 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
     view = StateView()
     while index < len(record.llm):
         view.update(messages)
-        state = [lc_to_ir(m) for m in messages] if not view.pure else view.irs()
-        new = turn_input(record, index, state, view.stashes)
+        if view.pure:
+            state, differ = view.irs(), view.differing(record.requests[index])
+        else:
+            state, differ = [lc_to_ir(m) for m in messages], None
+        new = turn_input(record, index, state, view.stashes, differ)
         if getattr(graph, "checkpointer", None) is None:
             # No checkpointer: the graph keeps no state between invokes; send the whole updated state.
             new = replay_messages(messages, new)
