@@ -781,6 +781,17 @@ def next_recorded_call(messages: Sequence[BaseMessage]) -> int:
     return next_llm_index(stash_of(m) for m in messages)
 
 
+def whole_state(messages: list[BaseMessage]) -> Any:
+    """The messages as a whole new channel value (``Overwrite``, where LangGraph has it): the reducer
+    would otherwise merge the whole conversation into an empty state message by message at every
+    ``invoke``, the only per-turn work that grew with the conversation in Python."""
+    try:
+        from langgraph.types import Overwrite
+    except ImportError:
+        return messages
+    return Overwrite(messages)
+
+
 def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync") -> Any:
     """``graph.invoke``; ``durability`` only with a checkpointer (langgraph rejects it otherwise)."""
     if getattr(graph, "checkpointer", None) is None:
@@ -803,7 +814,7 @@ def drive(graph: Any, record: Record, config: JSON | None = None, *, durability:
         new = turn_input(record, index, state, view.stashes, differ)
         if getattr(graph, "checkpointer", None) is None:
             # No checkpointer: the graph keeps no state between invokes; send the whole updated state.
-            new = replay_messages(messages, new)
+            new = whole_state(replay_messages(messages, new))
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
         if not view.update(messages).pure:
@@ -832,6 +843,6 @@ def continue_turns(graph: Any, record: Record, messages: list[BaseMessage], conf
             trailing.insert(0, message)
         new: list[Any] = [_stamp(m, len(messages) + i, "recorded") for i, m in enumerate(trailing)]
         if getattr(graph, "checkpointer", None) is None:
-            new = [*messages, *new]
+            new = whole_state(replay_messages(messages, new))
         messages = invoke(graph, {"messages": new}, config, durability)["messages"]
     return messages
