@@ -53,7 +53,9 @@ def _sqlite_saver(conn: Any) -> Any:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ModuleNotFoundError as exc:
         raise MissingExtra("langgraph", "langgraph-checkpoint-sqlite") from exc
-    return SqliteSaver(conn)
+    from replaykit.engines.langgraph.checkpoints import RememberingSerializer
+
+    return SqliteSaver(conn, serde=RememberingSerializer())
 
 
 def record_of(run: Run) -> lg_runtime.Record:

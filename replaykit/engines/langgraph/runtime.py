@@ -118,10 +118,13 @@ def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
 
 
 def _replay_messages_batch(state: list[BaseMessage], writes: Sequence[Any]) -> list[BaseMessage]:
-    """``replay_messages`` over a batch of writes (the form a ``DeltaChannel`` reducer takes)."""
+    """``replay_messages`` over a batch of writes (the form a ``DeltaChannel`` reducer takes), in one
+    pass: the rule goes message by message, so the writes' messages in order are one write (rebuilding
+    a checkpointed state replays up to a snapshot's worth of writes; one copy of the list, not one each)."""
+    items: list[Any] = []
     for write in writes:
-        state = replay_messages(state, write)
-    return state
+        items.extend(write if isinstance(write, list) else [write])
+    return replay_messages(state, items)
 
 
 def _messages_channel() -> Any:
