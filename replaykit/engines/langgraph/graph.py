@@ -241,8 +241,15 @@ def replay(run: Run, *, checkpoint_db: str | os.PathLike[str] | None = None,
         if built.graph.get_state(config).values:
             raise BadInput(f"thread {thread!r} already has checkpoints in {checkpoint_db}; pick another thread id")
         final = built.drive(config)
-        count = sum(1 for _ in saver.list(config))  # the checkpoints themselves, no state rebuilt
+        count = _checkpoint_count(saver, thread)
     return ReplayResult([rt.lc_to_ir(m) for m in final], built.log.counters(), built.log.entries, thread, count)
+
+
+def _checkpoint_count(saver: Any, thread: str) -> int:
+    """The thread's checkpoints, counted in SQL (the SqliteSaver's ``checkpoints`` table): ``list``
+    would decode every checkpoint and its writes to count them."""
+    row = saver.conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (thread,)).fetchone()
+    return int(row[0])
 
 
 def checkpoint_messages(run: Run, checkpoint_db: str | os.PathLike[str], thread_id: str) -> list[JSON]:
