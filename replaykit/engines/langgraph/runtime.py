@@ -232,11 +232,20 @@ def _agrees(message: BaseMessage, ir: JSON) -> bool:
         for c, p in zip(calls, wanted, strict=True))
 
 
+def _verified_key(message: BaseMessage) -> tuple[int, int, int, int, int]:
+    return (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
+            id(getattr(message, "status", None)), id(message.additional_kwargs))
+
+
+def _remember(message: BaseMessage, stash: JSON | None) -> None:
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        _VERIFIED.clear()
+    _VERIFIED[_verified_key(message)] = (message, stash)
+
+
 def stash_of(message: BaseMessage) -> JSON | None:
     """The stash of a message whose visible fields still agree with its IR, else None."""
-    key = (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
-           id(getattr(message, "status", None)), id(message.additional_kwargs))
-    hit = _VERIFIED.get(key)
+    hit = _VERIFIED.get(_verified_key(message))
     if hit is not None and hit[0] is message:
         return hit[1]
     stash = message.additional_kwargs.get(STASH)
@@ -244,9 +253,7 @@ def stash_of(message: BaseMessage) -> JSON | None:
         stash = None
     elif not _agrees(message, stash["ir"]) and _view(ir_to_lc(stash["ir"], "x")) != _view(message):
         stash = None
-    if len(_VERIFIED) >= _VERIFIED_MAX:
-        _VERIFIED.clear()
-    _VERIFIED[key] = (message, stash)
+    _remember(message, stash)
     return stash
 
 
@@ -406,7 +413,11 @@ class ReplayLog:
 
 def _stamp(message: JSON, position: int, provenance: str, llm_index: int | None = None,
            step: int | None = None, next_llm: int | None = None) -> BaseMessage:
-    return ir_to_lc(message, message_id(position), provenance, llm_index, step, next_llm)
+    """A message the graph creates from an IR message: it agrees with its IR by construction, so it is
+    remembered as verified (``stash_of`` would otherwise check its fields the first time it is read)."""
+    stamped = ir_to_lc(message, message_id(position), provenance, llm_index, step, next_llm)
+    _remember(stamped, stamped.additional_kwargs[STASH])
+    return stamped
 
 
 class StateView:
