@@ -434,10 +434,11 @@ class StateView:
 
     def update(self, messages: Sequence[BaseMessage]) -> StateView:
         old = self._messages
-        same = min(len(old), len(messages))
-        if same:
-            flags = list(map(operator.is_, old[:same], messages[:same]))
-            same = flags.index(False) if False in flags else same
+        flags = list(map(operator.is_, old, messages))  # up to the shorter list, in C
+        try:
+            same = flags.index(False)
+        except ValueError:
+            same = len(flags)
         del self.stashes[same:], self._pure[same:], self._next[same:], self._irs[same:]
         pure = self._pure[-1] if self._pure else True
         nxt = self._next[-1] if self._next else 0
