@@ -817,6 +817,21 @@ def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync"
 def drive(graph: Any, record: Record, config: JSON | None = None, *, durability: str = "sync") -> list[BaseMessage]:
     """Replay the record through the graph, one ``invoke`` per user turn; the final messages. Once the
     graph leaves the record (a real tool, a live model), later recorded user turns are still sent."""
+    try:
+        return _drive(graph, record, config, durability)
+    finally:
+        forget_verified()
+
+
+def forget_verified() -> None:
+    """Empty the module's caches (verified messages, reducer indexes): they hold the messages of a
+    replay alive, and a process that replays again and again kept every earlier conversation (each
+    later replay slower: a larger heap). A message read again after this is simply verified again."""
+    _VERIFIED.clear()
+    _INDEX_CACHE.clear()
+
+
+def _drive(graph: Any, record: Record, config: JSON | None, durability: str) -> list[BaseMessage]:
     messages: list[BaseMessage] = []
     index = 0
     view = StateView()
