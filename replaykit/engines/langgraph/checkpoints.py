@@ -19,6 +19,7 @@ This module imports langgraph: import it only where the extra is installed.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -29,6 +30,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 MAX_BLOBS = 4096
 #: Bytes of remembered blobs (the keys are kept alive with the objects).
 MAX_BYTES = 64 * 1024 * 1024
+
+
+_MISSING = object()
 
 
 def _fresh(value: Any) -> Any:
@@ -45,23 +49,27 @@ class RememberingSerializer(JsonPlusSerializer):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        # Shared with the clones LangGraph makes (``with_msgpack_allowlist`` copies the serializer).
+        # Shared with the clones LangGraph makes (``with_msgpack_allowlist`` copies the serializer). The
+        # saver writes from its background thread while the graph's thread reads: one lock for changes.
         self._memory: OrderedDict[tuple[str, bytes], Any] = OrderedDict()
         self._bytes = [0]
+        self._lock = threading.Lock()
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         typed = super().dumps_typed(obj)
-        memory = self._memory
-        if typed not in memory:
-            memory[typed] = _fresh(obj)
-            self._bytes[0] += len(typed[1])
-            while len(memory) > MAX_BLOBS or self._bytes[0] > MAX_BYTES:
-                (_, old), _ = memory.popitem(last=False)
-                self._bytes[0] -= len(old)
+        kept = _fresh(obj)
+        with self._lock:
+            memory = self._memory
+            if typed not in memory:
+                memory[typed] = kept
+                self._bytes[0] += len(typed[1])
+                while memory and (len(memory) > MAX_BLOBS or self._bytes[0] > MAX_BYTES):
+                    (_, old), _ = memory.popitem(last=False)
+                    self._bytes[0] -= len(old)
         return typed
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        key = (data[0], bytes(data[1]))
-        if key in self._memory:
-            return _fresh(self._memory[key])
+        hit = self._memory.get((data[0], bytes(data[1])), _MISSING)  # one dict operation: atomic
+        if hit is not _MISSING:
+            return _fresh(hit)
         return super().loads_typed(data)
