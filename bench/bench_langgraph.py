@@ -9,7 +9,7 @@ thread: a ToolNode runs live tools in a pool, the SqliteSaver writes in a backgr
 LLM + tool steps, each figure the best of ``REPEATS`` runs taken in turn with its baselines (the machine
 is shared: the minimum is the run least disturbed by other work, as ``timeit`` advises):
 
-- ``langgraph_graph.replay(run)``: model node + ToolNode through ``tools_condition``, one superstep per
+- ``langgraph_graph.replay(run)``: model node + tools node through ``tools_condition``, one superstep per
   step, no checkpointer;
 - the same with a ``SqliteSaver`` checkpoint after every node (``durability="sync"``), and the size of
   the SQLite file;

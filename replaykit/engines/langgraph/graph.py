@@ -1,6 +1,6 @@
 """A recorded run as a real, compiled LangGraph graph: replay, checkpoints, forks, Mermaid drawing.
 
-    graph = build_replay_graph(run)                       # served model + ToolNode, 0 provider calls
+    graph = build_replay_graph(run)                       # served model + tools node, 0 provider calls
     result = replay(run, checkpoint_db="cp.sqlite")      # every step a SqliteSaver checkpoint
     fork = fork_run(run, store=store, step=4, target="result", value="...", live=LiveEndpoint(...))
 

@@ -1,4 +1,4 @@
-"""The LangGraph runtime of a recorded run: a model node, a ToolNode and the loop between them.
+"""The LangGraph runtime of a recorded run: a model node, a tools node and the loop between them.
 
 This module imports only the standard library, ``langchain_core``, ``langgraph`` and replaykit's
 stdlib-only ``core.serve`` (the delta resolver, the request fingerprint, the serve position) and
