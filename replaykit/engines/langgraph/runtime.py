@@ -76,44 +76,69 @@ class ReplayDesync(RuntimeError):
 def replay_messages(left: Sequence[BaseMessage], right: Any) -> list[BaseMessage]:
     """The messages reducer: ``add_messages``'s rule (replace by id, append the rest, ``RemoveMessage``,
     remove all) without rebuilding an id index of the whole conversation at every superstep (which
-    made a long replay quadratic): the index of the list this reducer returned last is kept and copied."""
+    made a long replay quadratic). The graph's own lists are positional (the message at ``i`` has id
+    ``rk-<i>``): for a list this reducer returned lately that still is, a message's id is its place and
+    no index is needed; otherwise the list's id index, kept from when the reducer returned it (a copy)
+    or built."""
     items = right if isinstance(right, list) else [right]
     if any(not isinstance(m, BaseMessage) or m.id is None for m in items):
         general: list[BaseMessage] = add_messages(list[Any](left), items)  # type: ignore[assignment]
         return general  # foreign input (dicts, id-less messages): the general rule
     merged = list(left)
-    index = _index_of(left)
+    index = _index_of(left)  # None: positional
     for message in items:
-        if isinstance(message, RemoveMessage):
-            if message.id == REMOVE_ALL_MESSAGES:
-                merged, index = [], {}
+        mid: str = message.id  # type: ignore[assignment]
+        if index is None:
+            at = _position(mid)
+            if at is not None and at <= len(merged) and not isinstance(message, RemoveMessage):
+                if at == len(merged):
+                    merged.append(message)
+                else:
+                    merged[at] = message  # positional: merged[at] has this very id
                 continue
-            if message.id not in index:
-                raise ValueError(f"attempting to delete a message with an id that doesn't exist ('{message.id}')")
-            del merged[index[message.id]]
-            index = _index_of(merged)
+            index = {m.id: i for i, m in enumerate(merged)}  # type: ignore[misc]
+        if isinstance(message, RemoveMessage):
+            if mid == REMOVE_ALL_MESSAGES:
+                merged, index = [], None
+                continue
+            if mid not in index:
+                raise ValueError(f"attempting to delete a message with an id that doesn't exist ('{mid}')")
+            del merged[index[mid]]
+            index = {m.id: i for i, m in enumerate(merged)}  # type: ignore[misc]
             continue
-        at = index.get(message.id)  # type: ignore[arg-type]
-        if at is None:
-            index[message.id] = len(merged)  # type: ignore[index]
+        found = index.get(mid)
+        if found is None:
+            index[mid] = len(merged)
             merged.append(message)
         else:
-            merged[at] = message
+            merged[found] = message
     # The last few lists returned: LangGraph may reduce against one of them again (a copy of it, or the
     # value one superstep back), and each holds the conversation whole.
     _INDEX_CACHE[:] = [(merged, index), *_INDEX_CACHE[:3]]
     return merged
 
 
-_INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int]]] = []
+_INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int] | None]] = []
 
 
-def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
-    """Message id -> position: a copy of a cached index when ``messages`` holds the very messages of a
-    list returned lately (LangGraph may hand back a copy of it), else built."""
+def _position(mid: str) -> int | None:
+    """``i`` for the positional id ``rk-<i>`` (exactly as ``message_id`` writes it), else None."""
+    if mid.startswith("rk-") and mid[3:].isdigit():
+        at = int(mid[3:])
+        if message_id(at) == mid:
+            return at
+    return None
+
+
+def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int] | None:
+    """Message id -> position, or None when ``messages`` is known positional: from the cache when it
+    holds the very messages of a list returned lately (LangGraph may hand back a copy of it; an index is
+    copied, as the list it belongs to may be reduced again), else built (an empty list is positional)."""
+    if not messages:
+        return None
     for cached, index in _INDEX_CACHE:
         if len(cached) == len(messages) and all(map(operator.is_, cached, messages)):
-            return dict(index)
+            return None if index is None else dict(index)
     return {m.id: i for i, m in enumerate(messages) if isinstance(m.id, str)}
 
 
