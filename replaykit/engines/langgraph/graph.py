@@ -248,6 +248,11 @@ def replay(run: Run, *, checkpoint_db: str | os.PathLike[str] | None = None,
            thread_id: str | None = None) -> ReplayResult:
     """Replay ``run`` through its graph: messages (IR dicts), counters, and with ``checkpoint_db`` a
     SqliteSaver checkpoint after every node (model step or tools step)."""
+    with _cyclic_gc_paused():  # the record and the conversions too, not only the drive
+        return _replay(run, checkpoint_db, thread_id)
+
+
+def _replay(run: Run, checkpoint_db: str | os.PathLike[str] | None, thread_id: str | None) -> ReplayResult:
     rt = runtime()
     if checkpoint_db is None:
         built = build_replay_graph(run)
