@@ -45,7 +45,7 @@ from replaykit.engines.langgraph import graph as langgraph_graph  # noqa: E402
 TARGET_STEPS_PER_S = 2000.0
 TARGET_SQLITE_STEPS_PER_S = 300.0
 TARGET_LINEARITY = 0.15  # steps/s at the largest N at most 15% below steps/s at the smallest
-REPEATS = 3  # each figure: the best of this many runs (SQLite: of two)
+REPEATS = 5  # each figure: the best of this many runs (SQLite: of two)
 
 
 def _cpu(fn: Any) -> float:
