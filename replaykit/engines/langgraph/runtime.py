@@ -164,7 +164,18 @@ def _messages_channel() -> Any:
 
 
 class MessagesState(TypedDict):
+    """The state with a checkpointer: the messages in a ``DeltaChannel`` where LangGraph has it."""
+
     messages: Annotated[list[AnyMessage], _messages_channel()]
+
+
+class UncheckpointedMessagesState(TypedDict):
+    """The state without a checkpointer: the same messages and reducer in LangGraph's plain reducer
+    channel. Nothing is stored, so a ``DeltaChannel`` gains nothing, and LangGraph stamps ids on every
+    message written to one: without a checkpointer each turn's input is the whole conversation, so that
+    was a Python loop over the conversation at every turn."""
+
+    messages: Annotated[list[AnyMessage], replay_messages]
 
 
 def canonical(value: Any) -> str:
@@ -505,7 +516,7 @@ class ModelNode:
         self.live_model = live_model
         self._view = StateView()
 
-    def __call__(self, state: MessagesState) -> JSON:
+    def __call__(self, state: JSON) -> JSON:  # not MessagesState: the graph picks the state schema
         messages = state["messages"]
         view = self._view.update(messages)
         if view.pure:
@@ -706,7 +717,7 @@ class ToolsNode:
         self.tool_node = ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True)
         self.router = router
 
-    def __call__(self, state: MessagesState, config: RunnableConfig) -> Any:
+    def __call__(self, state: JSON, config: RunnableConfig) -> Any:
         serve = getattr(self.router, "serve_inline", None)
         answered = serve(state["messages"]) if serve is not None else None
         if answered is not None:
@@ -738,7 +749,7 @@ def make_tools(specs: Sequence[JSON], functions: Sequence[Callable[..., Any]]) -
 def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolRouter, *,
                 checkpointer: Any = None) -> Any:
     """model -> (tools_condition) -> tools -> model, over a messages state."""
-    graph = StateGraph(MessagesState)
+    graph: Any = StateGraph(MessagesState if checkpointer is not None else UncheckpointedMessagesState)
     graph.add_node(MODEL_NODE, model)
     graph.add_edge(START, MODEL_NODE)
     if tools:
