@@ -126,7 +126,7 @@ class Recorder:
         try:
             # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
             # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
-            text: str | None = to_json(body, inf_nan_mode="null").decode("utf-8")
+            text: bytes | None = to_json(body, inf_nan_mode="null")
         except Exception:  # a value pydantic-core cannot write by itself: let validation decide
             text = None
         with self._lock:
@@ -140,7 +140,9 @@ class Recorder:
                 self.emit(event)  # type: ignore[arg-type]
                 return event_id
             if self.writer is not None:
-                self.writer.append_raw(f'{{"seq":{seq},"id":"{event_id}",{text[1:]}')
+                # Bytes straight from the serializer: no decode and re-encode of the line.
+                self.writer.append_raw(b"".join((b'{"seq":%d,"id":"%s",' % (seq, event_id.encode()),
+                                                 memoryview(text)[1:])))
             self._take_seq()
             if event is not None:
                 self.events.append(event)
