@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaykit.core.ir import SCHEMA_VERSION
+from replaykit.core.store_index import SCHEMA_VERSION
 
 
 def migrate_header(raw: dict[str, Any]) -> dict[str, Any]:
