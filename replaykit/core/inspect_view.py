@@ -20,7 +20,6 @@ validate``'s job.
 
 from __future__ import annotations
 
-import gc
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from replaykit.core import cost
 from replaykit.core.endpoint import local_host
+from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.health import Health, HealthTally
 from replaykit.core.store_index import SCHEMA_VERSION, ReadReport, event_lines, open_trace, read_raw_header
 from replaykit.core.timeline import Timeline, event_data
@@ -255,30 +255,27 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
     handle = open_trace(path)
     # The pass keeps a growing list of acyclic rows; the cyclic GC would rescan it again and again
     # (measured: it doubles the cost of parsing and of building rows). Nothing here makes cycles.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        header = read_raw_header(handle, path)
-        version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
-        inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
-        for lineno, line, _is_last, complete in event_lines(handle, path):
-            try:
-                event = json.loads(line)
-            except ValueError:
-                if complete:  # a complete line that is not JSON: corruption, worded by the full reader
-                    raise NeedsFullReader("a line is not JSON") from None
-                report.torn(lineno, line)
-                break
-            if version != SCHEMA_VERSION and isinstance(event, dict):
-                event = migrate_event(event, version)
-            try:
-                inspector.add(event)
-            except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                raise NeedsFullReader(f"line {lineno}: {exc}") from exc
-    finally:
-        handle.close()
-        if gc_was_enabled:
-            gc.enable()
+    with cyclic_gc_paused():
+        try:
+            header = read_raw_header(handle, path)
+            version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
+            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
+            for lineno, line, _is_last, complete in event_lines(handle, path):
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    if complete:  # a complete line that is not JSON: corruption, worded by the full reader
+                        raise NeedsFullReader("a line is not JSON") from None
+                    report.torn(lineno, line)
+                    break
+                if version != SCHEMA_VERSION and isinstance(event, dict):
+                    event = migrate_event(event, version)
+                try:
+                    inspector.add(event)
+                except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                    raise NeedsFullReader(f"line {lineno}: {exc}") from exc
+        finally:
+            handle.close()
     return inspector.view(report)
 
 

@@ -8,7 +8,6 @@ file to it and measures that the trace was left untouched (``counters.trace_byte
 
 from __future__ import annotations
 
-import gc
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any, cast
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, TraceError
+from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.ir import (
     MESSAGES_ADAPTER,
     LLMCallEvent,
@@ -150,31 +150,27 @@ def replay_run(
     """Replay a loaded run (steps ``start``..``stop`` inclusive) and return the replay document."""
     # The replay allocates many short-lived acyclic dicts; with a large Run loaded, the cyclic GC
     # would rescan it over and over (it halves throughput on a 5000-step run). Nothing here makes cycles.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        header, events = _run_as_light_json(run)
+    with cyclic_gc_paused():
+        try:
+            header, events = _run_as_light_json(run)
 
-        def resolve(event: dict[str, Any]) -> list[dict[str, Any]]:
-            return _messages_json(run.request_messages(run.by_id[event["id"]]))
+            def resolve(event: dict[str, Any]) -> list[dict[str, Any]]:
+                return _messages_json(run.request_messages(run.by_id[event["id"]]))
 
-        def answer(event: dict[str, Any]) -> dict[str, Any]:
-            found = run.by_id[event["id"]]
-            assert isinstance(found, LLMCallEvent)
-            message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
-            return message
+            def answer(event: dict[str, Any]) -> dict[str, Any]:
+                found = run.by_id[event["id"]]
+                assert isinstance(found, LLMCallEvent)
+                message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
+                return message
 
-        return build_replay_document(
-            header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
-            resolve_messages=resolve, response_message=answer,
-        )
-    except RangeError as exc:
-        raise BadInput(str(exc)) from exc
-    except (KeyError, TypeError, ValueError) as exc:  # a structurally broken trace that still validated
-        raise TraceError(f"run {run.run_id}: cannot replay: {exc}") from exc
-    finally:
-        if was_enabled:
-            gc.enable()
+            return build_replay_document(
+                header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
+                resolve_messages=resolve, response_message=answer,
+            )
+        except RangeError as exc:
+            raise BadInput(str(exc)) from exc
+        except (KeyError, TypeError, ValueError) as exc:  # a structurally broken trace that still validated
+            raise TraceError(f"run {run.run_id}: cannot replay: {exc}") from exc
 
 
 class FileFingerprint:
