@@ -5,8 +5,8 @@ as they finish (in any order: the driver writes each partition to its own shard,
 never reaches the output). At most ``2 x workers`` partitions are in flight, so the driver holds a
 bounded number of finished partitions however large the corpus.
 
-- ``--workers N``: a process pool on this machine, started before the progress bar's thread (see
-  ``LocalExecutor.start``); ``N = 1`` runs in the driver process.
+- ``--workers N``: a process pool on this machine, started before the progress bar's thread; a dead
+  worker is survived (see ``_local``); ``N = 1`` runs in the driver process.
 - ``--cluster ray``: a local Ray instance (``ray://ADDRESS`` or ``ray://auto``: an existing cluster).
 - ``--cluster dask``: a Dask LocalCluster (``dask://HOST:PORT``: an existing scheduler).
 
@@ -20,14 +20,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.errors import BadInput, MissingExtra
 
+from ._local import RESUME as _RESUME
+from ._local import LocalExecutor, WorkerLost
 from ._sources import Partition
 from ._task import PartitionResult, Task, run_partition
-
-
-class WorkerLost(ReplaykitError):
-    """A worker died; finished partitions are kept."""
 
 
 class Executor(Protocol):
@@ -46,55 +44,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-_RESUME = "finished partitions are kept in the manifest: rerun the same command to resume"
-
-
-class LocalExecutor:
-    def __init__(self, workers: int) -> None:
-        self.name = "local"
-        self.workers = workers
-        self._pool: Any = None
-
-    def start(self, partitions: int) -> None:
-        """Start the worker processes now, before the driver starts its progress-bar thread: on Linux
-        they are forked (fast, no re-import of ``__main__``), and a fork must not copy a running thread."""
-        if self.workers <= 1 or partitions <= 1 or self._pool is not None:
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        n = min(self.workers, partitions)
-        self._pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method))
-        for future in [self._pool.submit(os.getpid) for _ in range(n)]:
-            future.result()
-
-    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
-        if self._pool is None:
-            for part in parts:
-                yield run_partition(task, options, part)
-            return
-        from concurrent.futures import FIRST_COMPLETED, Future, wait
-        from concurrent.futures.process import BrokenProcessPool
-
-        todo = list(parts)
-        pending: set[Future[PartitionResult]] = set()
-        try:
-            while todo or pending:
-                while todo and len(pending) < 2 * self.workers:
-                    pending.add(self._pool.submit(run_partition, task, options, todo.pop(0)))
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        except BrokenProcessPool as exc:
-            raise WorkerLost(f"a worker process died ({exc}); {_RESUME}") from exc
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
 
 
 class RayExecutor:

@@ -65,11 +65,15 @@ def _one_line(exc: BaseException) -> str:
     return text if isinstance(exc, ReplaykitError) else f"{type(exc).__name__}: {text}"
 
 
-def run_partition(task: Task, options: Mapping[str, Any], partition: Partition) -> PartitionResult:
+def run_partition(task: Task, options: Mapping[str, Any], partition: Partition,
+                  on_run: Callable[[int], None] | None = None) -> PartitionResult:
+    """``on_run(position)`` is called before each run (the local pool marks where a worker died)."""
     started = time.perf_counter()
     results: list[RunResult] = []
     fatal: str | None = None
-    for path in partition.paths:
+    for position, path in enumerate(partition.paths):
+        if on_run is not None:
+            on_run(position)
         try:
             results.append(task(path, options))
         except MissingExtra as exc:
