@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from replaykit.core.corpus import corpus_sources, make_executor, run_corpus
+from replaykit.core.corpus._local import WORKER_DIED
 from replaykit.exporters.training import corpus_task
+from tests.conftest import subprocess_env
 from tests.corpus.support import RAW, killer_task, make_corpus, shard_bytes
 
 KILLER = "corpus-00005.jsonl"
@@ -56,22 +58,17 @@ def test_a_run_that_kills_its_worker_twice_is_reported_and_skipped(
     damaged = summary.damaged  # type: ignore[attr-defined]
     assert [Path(d["source"]).name for d in damaged] == [KILLER] and "worker died" in damaged[0]["error"]
     # Every other run: the clean run's bytes; the killer's records only are missing.
-    killer_lines = {line.encode() for line in corpus_task(str(store / KILLER), RAW).lines}
-    assert killer_lines
-    got = shard_bytes(out)
-    assert got.keys() == reference.keys()
-    for name, data in reference.items():
-        expected = b"".join(line for line in data.splitlines(keepends=True) if line.rstrip(b"\n") not in killer_lines)
-        assert got[name] == expected, name
+    expected = _expected_without(store, reference, [KILLER])
+    assert expected != reference and shard_bytes(out) == expected
     entries = _manifest(out)
     assert sorted(e["partition"] for e in entries) == list(range(len(reference)))  # each once
     ids = [rid for e in entries for rid in e["run_ids"]]  # type: ignore[attr-defined]
     assert len(ids) == len(set(ids)) == 15 and KILLER.removesuffix(".jsonl") not in ids
     assert [d for e in entries for d in e["damaged"]] == damaged  # type: ignore[attr-defined]
     # The manifest is consistent: a rerun resumes everything and reports the same damaged run.
-    again = run_corpus(corpus_sources(__import__("replaykit.core.store", fromlist=["RunStore"]).RunStore(store), [],
-                                      all_runs=True),
-                       killer_task, {**RAW, "driver_pid": os.getpid(), "flags": str(tmp_path / "flags"),
+    from replaykit.core.store import RunStore
+
+    again = run_corpus(corpus_sources(RunStore(store), [], all_runs=True), killer_task, {**RAW, "driver_pid": os.getpid(), "flags": str(tmp_path / "flags"),
                                      "kill_always": [KILLER], "kill_once": []},
                        command="export", out=out, sink="shards", partition_runs=3, workers=1, progress=False)
     assert again.resumed_partitions == again.partitions and again.damaged == damaged
@@ -96,4 +93,32 @@ def test_killers_and_transient_deaths_together(clean: tuple[Path, dict[str, byte
     damaged = sorted(Path(d["source"]).name for d in summary.damaged)  # type: ignore[attr-defined]
     assert damaged == [KILLER, "corpus-00012.jsonl"]
     assert summary.runs == 16 and len(summary.run_ids) == 14  # type: ignore[attr-defined]
-    assert shard_bytes(out).keys() == reference.keys()
+    assert shard_bytes(out) == _expected_without(store, reference, [KILLER, "corpus-00012.jsonl"])
+
+
+def _expected_without(store: Path, reference: dict[str, bytes], names: list[str]) -> dict[str, bytes]:
+    gone = {line.encode() for name in names for line in corpus_task(str(store / name), RAW).lines}
+    return {shard: b"".join(line for line in data.splitlines(keepends=True) if line.rstrip(b"\n") not in gone)
+            for shard, data in reference.items()}
+
+
+@pytest.mark.slow  # about 20 s: Ray starts a new worker process after each of the six deaths
+def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path) -> None:
+    """Ray retries a partition whose worker died (3 times); then its runs go one by one."""
+    from replaykit.core.store import RunStore
+
+    ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed in this environment")
+    store, reference = clean
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": subprocess_env()["PYTHONPATH"]}})
+    try:
+        options = {**RAW, "driver_pid": os.getpid(), "flags": str(tmp_path), "kill_always": [KILLER],
+                   "kill_once": [FLAKY]}
+        summary = run_corpus(corpus_sources(RunStore(store), [], all_runs=True), killer_task, options,
+                             command="export", out=tmp_path / "out", sink="shards", partition_runs=3,
+                             progress=False, cluster="ray")
+    finally:
+        ray.shutdown()
+    assert [(Path(d["source"]).name, d["error"]) for d in summary.damaged] == [(KILLER, WORKER_DIED)]
+    assert (tmp_path / FLAKY).exists()
+    assert shard_bytes(tmp_path / "out") == _expected_without(store, reference, [KILLER])

@@ -16,6 +16,7 @@ by the caller, an existing cluster) is left running.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -23,9 +24,9 @@ from typing import Any, Protocol
 from replaykit.core.errors import BadInput, MissingExtra
 
 from ._local import RESUME as _RESUME
-from ._local import LocalExecutor, WorkerLost
+from ._local import WORKER_DIED, LocalExecutor, WorkerLost
 from ._sources import Partition
-from ._task import PartitionResult, Task, run_partition
+from ._task import PartitionResult, Task, join_runs, run_partition
 
 
 class Executor(Protocol):
@@ -63,6 +64,7 @@ class RayExecutor:
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
         # Ray re-runs a task whose worker died (max_retries); the partition is written once either way.
         self._remote = ray.remote(num_cpus=1, max_retries=3)(run_partition)
+        self._deaths = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
 
     def start(self, partitions: int) -> None:
         pass
@@ -70,16 +72,35 @@ class RayExecutor:
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
         ray = self._ray
         todo = list(parts)
-        pending: list[Any] = []
+        pending: dict[Any, Partition] = {}
         while todo or pending:
             while todo and len(pending) < 2 * self.workers:
-                pending.append(self._remote.remote(task, dict(options), todo.pop(0)))
-            done, pending = ray.wait(pending, num_returns=1)
+                part = todo.pop(0)
+                pending[self._remote.remote(task, dict(options), part)] = part
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
+                part = pending.pop(ref)
                 try:
                     yield ray.get(ref)
+                except self._deaths as exc:  # killed a worker at every retry: find the run, one by one
+                    yield self._run_by_run(task, options, part, exc)
                 except ray.exceptions.RayError as exc:
                     raise WorkerLost(f"a Ray task failed ({_first_line(exc)}); {_RESUME}") from exc
+
+    def _run_by_run(self, task: Task, options: Mapping[str, Any], part: Partition, exc: Exception) -> PartitionResult:
+        """Each run of a partition that kept killing workers as its own task (one retry): the runs that
+        still kill theirs are damaged ('worker died'); the others' output is as in a clean run."""
+        alone = self._remote.options(max_retries=1)
+        refs = [alone.remote(task, dict(options), dataclasses.replace(part, paths=(p,))) for p in part.paths]
+        pieces, dead = [], set()
+        for path, ref in zip(part.paths, refs, strict=True):
+            try:
+                pieces.append(self._ray.get(ref))
+            except self._deaths:
+                dead.add(path)
+        if len(dead) == len(part.paths) > 1:  # every run: the workers, not a run, are the problem
+            raise WorkerLost(f"Ray workers keep dying ({_first_line(exc)}); {_RESUME}") from exc
+        return join_runs(part, pieces, dead, WORKER_DIED)
 
     def close(self) -> None:
         if self._owned:

@@ -29,7 +29,7 @@ from typing import Any
 from replaykit.core.errors import ReplaykitError
 
 from ._sources import Partition
-from ._task import PartitionResult, RunResult, Task, run_partition
+from ._task import PartitionResult, Task, join_runs, run_partition
 
 RESUME = "finished partitions are kept in the manifest: rerun the same command to resume"
 WORKER_DIED = "worker died while processing this run (killed, out of memory or crashed), twice"
@@ -206,6 +206,5 @@ def _with_dead_runs(result: PartitionResult, part: Partition, dead: set[str]) ->
     """Put the runs that killed a worker back in their place in the partition, as damaged runs."""
     if not dead or result.fatal:
         return result
-    done = iter(result.runs)
-    runs = [RunResult(source=path, damaged=WORKER_DIED) if path in dead else next(done) for path in part.paths]
-    return dataclasses.replace(result, runs=runs)
+    joined = join_runs(part, [result], dead, WORKER_DIED)
+    return dataclasses.replace(joined, peak_rss_kb=result.peak_rss_kb, seconds=result.seconds)
