@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,11 +75,20 @@ def test_a_run_that_kills_its_worker_twice_is_reported_and_skipped(
     assert again.resumed_partitions == again.partitions and again.damaged == damaged
 
 
+@pytest.mark.parametrize("thread_running", [False, True], ids=["fork", "spawn"])
 def test_a_worker_that_dies_once_is_retried_and_nothing_is_lost(
-        clean: tuple[Path, dict[str, bytes]], tmp_path: Path) -> None:
+        clean: tuple[Path, dict[str, bytes]], tmp_path: Path, thread_running: bool) -> None:
+    """With another thread running (the progress bar's), the new pool is spawned, not forked."""
     store, reference = clean
     out = tmp_path / "out"
-    summary, restarts = _export(store, out, tmp_path / "flags", always=[], once=[FLAKY])
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    if thread_running:
+        other.start()
+    try:
+        summary, restarts = _export(store, out, tmp_path / "flags", always=[], once=[FLAKY])
+    finally:
+        stop.set()
     assert (tmp_path / "flags" / FLAKY).exists()  # it did die
     assert restarts == 1 and not summary.damaged  # type: ignore[attr-defined]
     assert shard_bytes(out) == reference
@@ -119,6 +129,27 @@ def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, b
                              progress=False, cluster="ray")
     finally:
         ray.shutdown()
+    assert [(Path(d["source"]).name, d["error"]) for d in summary.damaged] == [(KILLER, WORKER_DIED)]
+    assert (tmp_path / FLAKY).exists()
+    assert shard_bytes(tmp_path / "out") == _expected_without(store, reference, [KILLER])
+
+
+def test_dask_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask reruns a task whose worker died (allowed-failures, 1 here), then its runs go one by one."""
+    from replaykit.core.store import RunStore
+
+    pytest.importorskip("distributed", reason="the 'dask' extra is not installed in this environment")
+    import dask
+
+    store, reference = clean
+    monkeypatch.setenv("PYTHONPATH", subprocess_env()["PYTHONPATH"])  # the workers import tests.corpus
+    options = {**RAW, "driver_pid": os.getpid(), "flags": str(tmp_path), "kill_always": [KILLER],
+               "kill_once": [FLAKY]}
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        summary = run_corpus(corpus_sources(RunStore(store), [], all_runs=True), killer_task, options,
+                             command="export", out=tmp_path / "out", sink="shards", partition_runs=3,
+                             progress=False, workers=2, cluster="dask")
     assert [(Path(d["source"]).name, d["error"]) for d in summary.damaged] == [(KILLER, WORKER_DIED)]
     assert (tmp_path / FLAKY).exists()
     assert shard_bytes(tmp_path / "out") == _expected_without(store, reference, [KILLER])

@@ -128,23 +128,48 @@ class DaskExecutor:
         pass
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
-        from distributed import as_completed
+        from distributed import KilledWorker, as_completed
 
         todo = list(parts)
-        first = [self._submit(task, options, todo.pop(0)) for _ in range(min(len(todo), 2 * self.workers))]
-        queue = as_completed(first)
+        sent: dict[Any, Partition] = {}
+        for _ in range(min(len(todo), 2 * self.workers)):
+            part = todo.pop(0)
+            sent[self._submit(task, options, part)] = part
+        queue = as_completed(list(sent))
         for future in queue:
+            part = sent.pop(future)
             try:
                 result = future.result()
+            except KilledWorker as exc:  # killed allowed-failures + 1 workers: find the run, one by one
+                result = self._run_by_run(task, options, part, exc)
             except Exception as exc:
                 raise WorkerLost(f"a Dask task failed ({_first_line(exc)}); {_RESUME}") from exc
             if todo:
-                queue.add(self._submit(task, options, todo.pop(0)))
+                part = todo.pop(0)
+                future = self._submit(task, options, part)
+                sent[future] = part
+                queue.add(future)
             yield result
 
+    def _run_by_run(self, task: Task, options: Mapping[str, Any], part: Partition, exc: Exception) -> PartitionResult:
+        """As RayExecutor._run_by_run: the runs that still kill their workers are damaged ('worker died')."""
+        from distributed import KilledWorker
+
+        futures = [self._submit(task, options, dataclasses.replace(part, paths=(p,))) for p in part.paths]
+        pieces, dead = [], set()
+        for path, future in zip(part.paths, futures, strict=True):
+            try:
+                pieces.append(future.result())
+            except KilledWorker:
+                dead.add(path)
+        if len(dead) == len(part.paths) > 1:  # every run: the workers, not a run, are the problem
+            raise WorkerLost(f"Dask workers keep dying ({_first_line(exc)}); {_RESUME}") from exc
+        return join_runs(part, pieces, dead, WORKER_DIED)
+
     def _submit(self, task: Task, options: Mapping[str, Any], part: Partition) -> Any:
-        # pure=False: two partitions are never "the same call"; retries: a lost worker's task runs again.
-        return self._client.submit(run_partition, task, dict(options), part, pure=False, retries=3)
+        # pure=False: two partitions are never "the same call". A task whose worker dies is run again by
+        # the scheduler up to distributed.scheduler.allowed-failures times (default 3), then KilledWorker.
+        return self._client.submit(run_partition, task, dict(options), part, pure=False)
 
     def close(self) -> None:
         self._client.close()

@@ -75,12 +75,12 @@ class LocalExecutor:
         self._slots = multiprocessing.RawArray("i", 2 * self.workers)
         self._new_pool()
 
-    def _new_pool(self) -> None:
+    def _new_pool(self, restart: bool = False) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
-        # fork is fast, but only safe while this process has no other thread (after a restart the
-        # progress bar's thread may be running): then spawn, which re-imports replaykit in each worker.
-        lone = threading.active_count() == 1
+        # fork is fast, but only safe while this process has no other thread: a restart happens while
+        # the progress bar's thread may run, so it spawns then (each worker re-imports replaykit).
+        lone = not restart or threading.active_count() == 1
         method = "fork" if lone and "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(max_workers=self._size, mp_context=multiprocessing.get_context(method),
                                          initializer=_init_worker, initargs=(self._slots,))
@@ -90,7 +90,7 @@ class LocalExecutor:
     def _restart(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.pool_restarts += 1
-        self._new_pool()
+        self._new_pool(restart=True)
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
         if self._pool is None:
