@@ -223,7 +223,7 @@ def test_genai_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) -> None:
 def test_openinference_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) -> None:
     tracer, memory = tracer
     with tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT",
-                                                           "input.value": "Add 2 and 3"}):
+                                                           "input.value": "Add 2 and 3", "output.value": "5"}):
         with tracer.start_as_current_span("llm", attributes={
                 "openinference.span.kind": "LLM", "llm.model_name": "m-1", "llm.provider": "openai",
                 "llm.invocation_parameters": json.dumps({"temperature": 0}),
@@ -256,6 +256,8 @@ def test_openinference_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) ->
     assert tool.call_id == "t1" and tool.llm_call_id == first.id  # type: ignore[union-attr]
     assert run.request_messages(run.steps[2].event)[-1].tool_results[0].tool_call_id == "t1"
     assert run.final_answer == "5"
+    end = run.events[-1]  # the agent's output is the run's end
+    assert (end.kind, end.final_answer, end.status) == ("run_end", "5", "completed")  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------------- a local OTLP/HTTP collector
