@@ -321,3 +321,30 @@ def test_imported_trajectory_plays_offline_on_every_engine(tmp_path: Path, capsy
         return [p for e in r.llm_calls() for m in r.request_messages(e) for p in m.parts if p.type == "media"]
     assert media(played) == media(run)
     assert bool(media(run)) == (fixture == "foreign_v1_8_subagent.json")
+
+
+@pytest.mark.hermes
+@pytest.mark.parametrize("fixture", [
+    "foreign_v1_7.json",
+    pytest.param("foreign_v1_8_subagent.json", marks=pytest.mark.xfail(strict=True, reason=(
+        "the Hermes engine sends the user turn's text only (the image part is dropped) and adds Hermes's own "
+        "system prompt where the trajectory has none: the first request does not match, one desync, answered "
+        "synthetically"))),
+])
+def test_imported_trajectory_plays_offline_on_the_hermes_engine(tmp_path: Path, fixture: str) -> None:
+    """The real Hermes agent (a sandboxed home, as in the conformance matrix) plays another producer's
+    trajectory with every step served from it."""
+    from replaykit.adapters import import_file
+    from replaykit.engines import play
+    from tests.conformance._matrix import engine_extra, options
+
+    store = RunStore(tmp_path / "store")
+    imported = import_file(ATIF / fixture, "atif")[0]
+    store.write_run(imported.header, imported.events)
+    run = store.load(imported.header.run_id)
+    result = play(run, "hermes", options(store, serve_only=True, extra=engine_extra("hermes", tmp_path)))
+    assert result.status == "completed", result.error
+    counters = result.counters
+    assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
+    assert counters.served_llm_steps == len(run.llm_calls())
+    assert result.final_answer == run.final_answer
