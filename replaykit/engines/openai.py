@@ -97,7 +97,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                     messages.append(_tool_message(call, live_tools.answer(call.id, call.name, call.arguments)))
                 continue
             final = response.message.text
-            recorder.turn_end(final, provenance=_prov(cursor))
+            recorder.turn_end(final, reason=budget.reason, provenance=_prov(cursor))
             if not pending_turns:
                 break
             user = pending_turns.pop(0)

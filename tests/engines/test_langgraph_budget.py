@@ -50,23 +50,23 @@ def store(tmp_path: Path) -> RunStore:
     return store
 
 
-def test_budget_ends_each_turn_as_the_openai_engine_does(store: RunStore) -> None:
+@pytest.mark.parametrize("engine", ["openai", "pydantic-ai", "langgraph"])
+def test_budget_ends_each_turn_as_every_engine_does(store: RunStore, engine: str) -> None:
+    if engine == "pydantic-ai":
+        pytest.importorskip("pydantic_ai")
     turns = len(store.load("src").user_turns())
     assert turns >= 2  # each turn gets a fresh budget
-    seen = {}
-    for engine in ("openai", "langgraph"):
-        result, bodies = _play(store, engine, 2)
-        assert result.status == "completed", result.error  # type: ignore[attr-defined]
-        # Per turn: two calls offering tools, then the grace call without tools, with the grace prompt.
-        assert [bool(b.get("tools")) for b in bodies] == [True, True, False] * turns
-        graces = [b for b in bodies if not b.get("tools")]
-        assert all(GRACE_PROMPT in json.dumps(b["messages"][-1]) for b in graces)
-        seen[engine] = (result.status, len(bodies), result.counters.to_json()["live_tool_steps"])  # type: ignore[attr-defined]
-    assert seen["langgraph"] == seen["openai"]
+    result, bodies = _play(store, engine, 2)
+    assert result.status == "completed", result.error  # type: ignore[attr-defined]
+    # Per turn: two calls offering tools, then the grace call without tools, with the grace prompt.
+    assert [bool(b.get("tools")) for b in bodies] == [True, True, False] * turns
+    graces = [b for b in bodies if not b.get("tools")]
+    assert all(GRACE_PROMPT in json.dumps(b["messages"][-1]) for b in graces)
+    assert result.counters.to_json()["live_tool_steps"] == 2 * turns  # type: ignore[attr-defined]
     played = store.load(result.run_id)  # type: ignore[attr-defined]
     ends = [e for e in played.events if e.kind == "turn_end"]
     assert [e.reason for e in ends] == ["iteration budget of 2 reached: one grace call"] * turns
-    # The trace keeps the grace answer as the model gave it (it asked for a tool); the graph ended the turn.
+    # The trace keeps the grace answer as the model gave it (it asked for a tool); the engine ended the turn.
     grace_calls = [e for e in played.llm_calls() if not played.request_tools(e.request)]
     assert len(grace_calls) == turns and all(e.response.message.tool_calls for e in grace_calls)
     assert played.events[-1].kind == "run_end" and played.events[-1].status == "completed"

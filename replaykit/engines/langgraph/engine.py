@@ -243,8 +243,7 @@ def _turn_end(rt: Any, cursor: Any, messages: list[Any], budget: IterationBudget
     from replaykit.core.ir import Provenance
 
     if cursor.recorder is not None:
-        reason = budget.log[-1] if budget.grace_used else None  # "iteration budget of N reached: ..."
-        cursor.recorder.turn_end(_final_text(rt, messages), reason=reason,
+        cursor.recorder.turn_end(_final_text(rt, messages), reason=budget.reason,
                                  provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
 
 
