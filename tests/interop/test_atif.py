@@ -326,10 +326,7 @@ def test_imported_trajectory_plays_offline_on_every_engine(tmp_path: Path, capsy
 @pytest.mark.hermes
 @pytest.mark.parametrize("fixture", [
     "foreign_v1_7.json",
-    pytest.param("foreign_v1_8_subagent.json", marks=pytest.mark.xfail(strict=True, reason=(
-        "the Hermes engine sends the user turn's text only (the image part is dropped) and adds Hermes's own "
-        "system prompt where the trajectory has none: the first request does not match, one desync, answered "
-        "synthetically"))),
+    "foreign_v1_8_subagent.json",
 ])
 def test_imported_trajectory_plays_offline_on_the_hermes_engine(tmp_path: Path, fixture: str) -> None:
     """The real Hermes agent (a sandboxed home, as in the conformance matrix) plays another producer's
