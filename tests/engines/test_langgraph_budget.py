@@ -15,6 +15,7 @@ pytest.importorskip("langgraph")
 pytest.importorskip("openai")
 
 from replaykit.core.errors import ReplaykitError
+from replaykit.core.health import run_health
 from replaykit.core.play import PlayOptions
 from replaykit.core.resilience import GRACE_PROMPT
 from replaykit.core.store import RunStore
@@ -70,6 +71,8 @@ def test_budget_ends_each_turn_as_every_engine_does(store: RunStore, engine: str
     grace_calls = [e for e in played.llm_calls() if not played.request_tools(e.request)]
     assert len(grace_calls) == turns and all(e.response.message.tool_calls for e in grace_calls)
     assert played.events[-1].kind == "run_end" and played.events[-1].status == "completed"
+    # The recorded reason is what the health score reads: the play is flagged as ending on the budget.
+    assert "budget_exhausted" in [r.code for r in run_health(played, with_cost=False).reasons]
 
 
 def test_recursion_limit_is_a_one_line_error_and_the_partial_run_is_kept(store: RunStore) -> None:
