@@ -1,8 +1,9 @@
 """Recorder: the one way adapters and engines turn what happened into IR events.
 
 It numbers events, stamps time offsets, declares each distinct tool set once, and delta-encodes every
-LLM request against the previous one (the common prefix is kept by reference), so a long run's trace
-grows linearly. Events go to a ``RunWriter`` as they happen (crash-safe) and/or stay in memory.
+LLM request against the previous one (the common prefix is kept by reference), writing a tool message
+that repeats an earlier tool call's result as a reference to that event (``ToolRefs``), so a long run's
+trace grows linearly and stores each tool result once. Events go to a ``RunWriter`` as they happen (crash-safe) and/or stay in memory.
 
 Thread-safe: adapters call it from worker threads (parallel tools, subagents).
 """
@@ -15,7 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic_core import to_json
 
@@ -31,6 +32,7 @@ from replaykit.core.ir import (
     LLMResponse,
     Message,
     MessageDelta,
+    MessageRef,
     MetaEvent,
     OpaqueEvent,
     Provenance,
@@ -45,6 +47,7 @@ from replaykit.core.ir import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from replaykit.core.run import tool_message_of
 from replaykit.core.store import RunWriter
 
 # Event ids only need to differ between runs that share a prefix (branches keep their parent's ids), not
@@ -55,8 +58,55 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _rng.seed(secrets.randbits(64)))
 
 
+_REQUEST_KINDS = frozenset(("llm_call", "error"))
+
+
 def _new_event_id(seq: int) -> str:
     return f"e{seq}-{_rng.getrandbits(24):06x}"
+
+
+class ToolRefs:
+    """The tool call events a run's next request may refer to instead of repeating their results.
+
+    Recorders ``add`` each tool call event with its tool message (``replaykit.core.serve.tool_message``,
+    as an IR ``Message`` or as its JSON dict, the form the recorder's requests hold) and the reference
+    item to write in its place (a ``MessageRef`` or ``{"ref": <event id>}``). ``swap`` then replaces, in
+    the next request's appended messages, every message equal to a noted tool message by its
+    reference, and forgets them all: memory stays bounded by the tool calls between two requests, and a
+    reference is only ever written where the message is exactly what the reference rebuilds. Cheap on a
+    hot path: a few dict equality tests per request (a different message fails on its first key).
+    """
+
+    __slots__ = ("_recent",)
+
+    def __init__(self) -> None:
+        self._recent: dict[str, tuple[Any, Any]] = {}  # tool call id -> (tool message, reference item)
+
+    def add(self, call_id: str, message: Any, ref: Any) -> None:
+        self._recent[call_id] = (message, ref)
+
+    def clear(self) -> None:
+        self._recent.clear()
+
+    def swap(self, append: list[Any]) -> list[Any]:
+        """``append`` with each noted tool message replaced by its reference (a new list when any is);
+        every noted call is forgotten."""
+        recent = self._recent
+        if not recent:
+            return append
+        out = append
+        for i, item in enumerate(append):
+            for call_id, (message, ref) in recent.items():
+                if item == message:
+                    if out is append:
+                        out = list(append)
+                    out[i] = ref
+                    del recent[call_id]
+                    break
+            if not recent:
+                break
+        recent.clear()
+        return out
 
 
 class Recorder:
@@ -84,6 +134,9 @@ class Recorder:
         self._last_tools: tuple[Sequence[ToolSpec], str] | None = None
         self._last_request_id: str | None = None
         self._last_messages: list[Message] = []
+        # Tool calls since the last request: what the next request refers to (see ToolRefs). Requests
+        # built here go through ``request``; hot-path adapters that build their own call ``swap`` too.
+        self.tool_refs = ToolRefs()
 
     # ----------------------------------------------------------------------------------- basics
 
@@ -107,6 +160,12 @@ class Recorder:
                 self.writer.append(event)
             if self.keep_events:
                 self.events.append(event)
+            kind = event.kind
+            if kind == "tool_call":
+                tool = cast(ToolCallEvent, event)
+                self.tool_refs.add(tool.call_id, tool_message_of(tool), MessageRef(ref=tool.id))
+            elif kind in _REQUEST_KINDS and cast(Any, event).request is not None:
+                self.tool_refs.clear()
         return event
 
     def emit_dict(self, body: dict[str, Any]) -> str:
@@ -144,6 +203,8 @@ class Recorder:
             self._take_seq()
             if event is not None:
                 self.events.append(event)
+            if body.get("request") is not None:  # a request was written: forget the tool calls before it
+                self.tool_refs.clear()
         return event_id
 
     def next_ids(self) -> tuple[int, str]:
@@ -203,8 +264,8 @@ class Recorder:
             while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
                 keep += 1
         if self._last_request_id is None or keep == 0:
-            return MessageDelta(base=None, keep=0, append=list(messages))
-        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
+            return MessageDelta(base=None, keep=0, append=self.tool_refs.swap(list(messages)))
+        return MessageDelta(base=self._last_request_id, keep=keep, append=self.tool_refs.swap(list(messages[keep:])))
 
     def request(
         self,

@@ -42,11 +42,11 @@ from replaykit.core.ir import (
     HEADER_ADAPTER,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_NAME,
-    SCHEMA_VERSION,
     Event,
     RunHeader,
 )
 from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
+from replaykit.core.migrate import VERBATIM_VERSIONS
 from replaykit.core.store_index import (
     MAX_LINE_BYTES,
     RUN_ID_RE,
@@ -267,7 +267,7 @@ def parse_event_line(line: bytes | str) -> Event:
 
 
 def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
-    if header.schema_version == SCHEMA_VERSION:
+    if header.schema_version in VERBATIM_VERSIONS:  # current, or older lines valid as they stand
         return parse_event_line(line)
     raw = json.loads(line)
     if not isinstance(raw, dict):

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 SCHEMA_NAME = "replaykit.trace"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Every schema version this build can read (older ones are migrated on load).
-READABLE_SCHEMA_VERSIONS = frozenset({1})
+READABLE_SCHEMA_VERSIONS = frozenset({1, 2})
 
 RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TRACE_SUFFIX = ".jsonl"
