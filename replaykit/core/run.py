@@ -125,7 +125,7 @@ class Run:
                         )
                 for item in request.context.append:
                     if type(item) is MessageRef:  # type, not isinstance: see ``steps``
-                        self._ref_target(event, item.ref, seen)
+                        self._ref_target(event, item.ref, self.by_id)  # by seq: a later event is named as such
                 if request.tools_ref is not None and request.tools_ref not in tools:
                     raise TraceError(
                         f"run {self.run_id}: event {event.seq} refers to undeclared tools {request.tools_ref!r}"

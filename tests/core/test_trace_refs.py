@@ -1,0 +1,165 @@
+"""Schema 2: a request message may be a reference to the tool message of an earlier tool call event.
+
+Written only where exact, expanded by the one resolver everywhere, refused in one line when broken, and
+redacted through the tool call it names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from replaykit.core import serve
+from replaykit.core.errors import TraceError
+from replaykit.core.ir import LLMResponse, Message, MessageRef, TextPart, ToolCallPart, ToolResultPart
+from replaykit.core.recorder import Recorder, ToolRefs
+from replaykit.core.redaction import redact_run
+from replaykit.core.run import Run
+from replaykit.core.store import RunStore
+from replaykit.core.validate import validate_trace
+from replaykit.testing.sample_runs import sample_header
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schema"
+
+
+def _dump(messages: list[Message]) -> list[dict]:
+    return [m.model_dump(mode="json", exclude_none=True) for m in messages]
+
+
+def _raw_refs(path: Path) -> list[str]:
+    refs = []
+    for line in path.read_text().splitlines()[1:]:
+        event = json.loads(line)
+        for item in ((event.get("request") or {}).get("context") or {}).get("append", []):
+            if "ref" in item:
+                refs.append(item["ref"])
+    return refs
+
+
+def test_v1_and_v2_fixtures_load_and_rebuild_the_same_requests() -> None:
+    v1, v2 = Run.load(FIXTURES / "v1.jsonl"), Run.load(FIXTURES / "v2.jsonl")
+    assert (v1.header.schema_version, v2.header.schema_version) == (1, 2)
+    assert not _raw_refs(FIXTURES / "v1.jsonl") and _raw_refs(FIXTURES / "v2.jsonl")  # v2 stores results once
+    calls1, calls2 = v1.llm_calls(), v2.llm_calls()
+    assert len(calls1) == len(calls2) >= 2
+    for a, b in zip(calls1, calls2, strict=True):
+        assert _dump(v1.request_messages(a)) == _dump(v2.request_messages(b))
+    # The stdlib resolvers (embedded in generated code) rebuild the same lists from the JSON lines.
+    events = [e.model_dump(mode="json", exclude_none=True) for e in v2.events]
+    every = serve.resolve_all_requests(events)
+    by_id = {e["id"]: e for e in events}
+    for call in calls2:
+        assert every[call.id] == _dump(v2.request_messages(call))
+        assert serve.resolve_delta_chain(by_id[call.id], by_id) == every[call.id]
+
+
+def _recorder(tmp_path: Path) -> tuple[Recorder, Path]:
+    store = RunStore(tmp_path)
+    header = sample_header("refs")
+    return Recorder(header, store.create(header)), store.path_for("refs")
+
+
+def _tool_msg(call_id: str, content: str, *, name: str | None = "t", is_error: bool = False) -> Message:
+    return Message(role="tool", parts=[ToolResultPart(tool_call_id=call_id, name=name, content=content,
+                                                      is_error=is_error)])
+
+
+def test_the_recorder_writes_a_reference_only_for_an_exactly_equal_tool_message(tmp_path: Path) -> None:
+    rec, path = _recorder(tmp_path)
+    user = Message(role="user", parts=[TextPart(text="go")])
+    calls = [ToolCallPart(id=f"c{i}", name="t", arguments={}) for i in range(4)]
+    ask = rec.llm_call([user], LLMResponse(message=Message(role="assistant", parts=calls)))
+    rec.tool_call("c0", "t", {}, result="same text", llm_call_id=ask.id)
+    rec.tool_call("c1", "t", {}, result="trailing space ", llm_call_id=ask.id)
+    rec.tool_call("c2", "t", {}, result="failed", status="error", llm_call_id=ask.id)
+    rec.tool_call("c3", "t", {}, result=None, llm_call_id=ask.id)
+    sent = [user, ask.response.message,
+            _tool_msg("c0", "same text"),  # exactly the tool message: a reference
+            _tool_msg("c1", "trailing space"),  # the agent stripped it: written in full
+            _tool_msg("c2", "failed"),  # is_error differs from the status: in full
+            _tool_msg("c3", "")]  # no result is the empty text: a reference
+    second = rec.llm_call(sent, LLMResponse(message=Message(role="assistant", parts=[TextPart(text="done")])))
+    rec.close()
+    kinds = [type(m).__name__ for m in second.request.context.append]
+    assert kinds == ["Message", "MessageRef", "Message", "Message", "MessageRef"]
+    run = Run.load(path)
+    assert len(_raw_refs(path)) == 2
+    assert _dump(run.request_messages(run.llm_calls()[1])) == _dump(sent)
+    assert _dump(run.appended_messages(run.llm_calls()[1])) == _dump(sent[1:])
+
+
+def test_tool_refs_forget_every_noted_call_at_the_next_request() -> None:
+    refs = ToolRefs()
+    message = serve.tool_message({"call_id": "a", "name": "t", "result": "r", "status": "ok"})
+    refs.add("a", message, {"ref": "e1"})
+    other = {"role": "user", "parts": []}
+    assert refs.swap([other]) == [other]  # a request without it: forgotten (bounded memory)
+    assert refs.swap([dict(message)]) == [message]  # too late: written in full, never a stale reference
+    refs.add("a", message, {"ref": "e1"})
+    appended = [other, json.loads(json.dumps(message))]  # equal as JSON, not the same object
+    assert refs.swap(appended) == [other, {"ref": "e1"}]
+    assert appended[1] == message  # the caller's list is not changed
+
+
+def _write_with_ref(tmp_path: Path, ref: str) -> Path:
+    """The v2 fixture with its first reference pointed at ``ref``, and one more tool call at the end
+    (``later-tool``)."""
+    lines = (FIXTURES / "v2.jsonl").read_text().splitlines()
+    original = _raw_refs(FIXTURES / "v2.jsonl")[0]
+    out = [line.replace(f'{{"ref":"{original}"}}', f'{{"ref":"{ref}"}}') if '"ref"' in line else line
+           for line in lines]
+    out.append(json.dumps({"seq": 99, "id": "later-tool", "kind": "tool_call", "call_id": "call_0",
+                           "name": "get_weather", "result": '{"city": "Paris", "temp_c": 12}'}))
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def _event_ids(kind: str) -> list[str]:
+    lines = (FIXTURES / "v2.jsonl").read_text().splitlines()[1:]
+    return [json.loads(line)["id"] for line in lines if json.loads(line)["kind"] == kind]
+
+
+@pytest.mark.parametrize(("target", "problem"), [
+    ("e999-000000", "unknown tool call event"),
+    ("llm_call", "not a tool call"),
+    ("later", "not an earlier event"),
+])
+def test_a_bad_reference_is_a_one_line_error(tmp_path: Path, target: str, problem: str) -> None:
+    if target == "llm_call":
+        target = _event_ids("llm_call")[0]
+    elif target == "later":
+        target = "later-tool"  # a tool call written after the request that names it
+    path = _write_with_ref(tmp_path, target)
+    with pytest.raises(TraceError, match=problem):
+        Run.load(path)
+    report = validate_trace(path)
+    assert not report["valid"] and any("request message" in e for e in report["errors"])
+    done = subprocess.run([sys.executable, "-m", "replaykit", "inspect", str(path), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert problem in done.stderr
+
+
+def test_redaction_redacts_the_result_a_reference_rebuilds(tmp_path: Path) -> None:
+    rec, path = _recorder(tmp_path)
+    user = Message(role="user", parts=[TextPart(text="who wrote it?")])
+    ask = rec.llm_call([user], LLMResponse(message=Message(role="assistant", parts=[
+        ToolCallPart(id="c0", name="git_log", arguments={})])))
+    result = "Author: Ada Lovelace <ada.lovelace@example.com>"
+    rec.tool_call("c0", "git_log", {}, result=result, llm_call_id=ask.id)
+    sent = [user, ask.response.message, _tool_msg("c0", result, name="git_log")]
+    rec.llm_call(sent, LLMResponse(message=Message(role="assistant", parts=[TextPart(text="Ada")])))
+    rec.close()
+    run = Run.load(path)
+    assert type(run.llm_calls()[1].request.context.append[-1]) is MessageRef
+    redacted = redact_run(run, mode="patterns")
+    rebuilt = redacted.request_messages(redacted.llm_calls()[1])[-1]
+    assert "ada.lovelace@example.com" not in json.dumps(_dump([rebuilt]))
+    assert rebuilt.tool_results[0].content == redacted.tool_calls()[0].result != result
+    # The redacted copy keeps the reference (the result is stored once there too).
+    assert type(redacted.llm_calls()[1].request.context.append[-1]) is MessageRef
