@@ -21,10 +21,10 @@ Version history (each version has a stored fixture under ``tests/fixtures/schema
 loading through ``replaykit.core.migrate``):
 
 - 1: first published schema.
-- 2: ``MessageDelta.append`` items may be a ``MessageRef`` (``{"ref": <tool_call event id>}``): the
-  tool message of an earlier tool call event of the run, so each tool result is stored once (a 1000-step
-  Hermes session: 3.7x -> 2.4x the bytes of its unique content). Every v1 line is a valid v2 line: v1
-  traces load unchanged.
+- 2: ``MessageDelta.append`` items may be a ``MessageRef`` (``{"ref": <tool_call event id>}``, with
+  ``"strip": true`` for the whitespace-stripped result): the tool message of an earlier tool call event
+  of the run, so each tool result is stored once. Every v1 line is a valid v2 line: v1 traces load
+  unchanged.
 """
 
 from __future__ import annotations
@@ -186,12 +186,14 @@ ApiFormat = Literal["openai-chat", "openai-responses", "anthropic-messages", "un
 class MessageRef(_Model):
     """In ``MessageDelta.append`` (schema 2): the tool-role message of the earlier ``tool_call`` event
     whose id is ``ref``, exactly ``replaykit.core.serve.tool_message`` of that event (its call id, tool
-    name, result text, ``is_error`` from its status). Recorders write one only where the message they
-    would write is equal to it, so every request still rebuilds byte-equal; readers expand it with
-    ``replaykit.core.serve.expand_refs``. A reference to an unknown, later or non-tool-call event is an
-    error when the run is loaded."""
+    name, result text, ``is_error`` from its status); with ``strip``, the result text with surrounding
+    whitespace removed (``str.strip``: Hermes strips every message it sends). Recorders write one only
+    where the message they would write is equal to it, so every request still rebuilds byte-equal;
+    readers expand it with ``replaykit.core.serve.expand_refs``. A reference to an unknown, later or
+    non-tool-call event is an error when the run is loaded."""
 
     ref: str
+    strip: Literal[True] | None = None
 
 
 class MessageDelta(_Model):

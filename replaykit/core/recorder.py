@@ -48,6 +48,7 @@ from replaykit.core.ir import (
     TurnStartEvent,
 )
 from replaykit.core.run import tool_message_of
+from replaykit.core.serve import tool_message
 from replaykit.core.store import RunWriter
 
 # Event ids only need to differ between runs that share a prefix (branches keep their parent's ids), not
@@ -68,22 +69,35 @@ def _new_event_id(seq: int) -> str:
 class ToolRefs:
     """The tool call events a run's next request may refer to instead of repeating their results.
 
-    Recorders ``add`` each tool call event with its tool message (``replaykit.core.serve.tool_message``,
-    as an IR ``Message`` or as its JSON dict, the form the recorder's requests hold) and the reference
-    item to write in its place (a ``MessageRef`` or ``{"ref": <event id>}``). ``swap`` then replaces, in
-    the next request's appended messages, every message equal to a noted tool message by its
-    reference, and forgets them all: memory stays bounded by the tool calls between two requests, and a
-    reference is only ever written where the message is exactly what the reference rebuilds. Cheap on a
-    hot path: a few dict equality tests per request (a different message fails on its first key).
+    Recorders note each tool call event (``note``: a ``ToolCallEvent``; ``note_json``: its JSON dict, for
+    hot paths that build events as dicts) with the message(s) a reference to it stands for
+    (``replaykit.core.serve.tool_message``, and its ``strip`` variant when the result has surrounding
+    whitespace), in the form the recorder's requests hold. ``swap`` then replaces, in the next request's
+    appended messages, every message equal to a noted one by its reference, and forgets every noted call:
+    memory stays bounded by the tool calls between two requests, and a reference is only ever written
+    where the message is exactly what the reference rebuilds. Cheap on a hot path: a few dict equality
+    tests per request (a different message fails on its first differing key).
     """
 
     __slots__ = ("_recent",)
 
     def __init__(self) -> None:
-        self._recent: dict[str, tuple[Any, Any]] = {}  # tool call id -> (tool message, reference item)
+        self._recent: dict[str, list[tuple[Any, Any]]] = {}  # call id -> [(tool message, reference item)]
 
-    def add(self, call_id: str, message: Any, ref: Any) -> None:
-        self._recent[call_id] = (message, ref)
+    def note(self, event: ToolCallEvent) -> None:
+        pairs: list[tuple[Any, Any]] = [(tool_message_of(event), MessageRef(ref=event.id))]
+        result = event.result or ""
+        if result.strip() != result:
+            pairs.append((tool_message_of(event, True), MessageRef(ref=event.id, strip=True)))
+        self._recent[event.call_id] = pairs
+
+    def note_json(self, event_id: str, body: dict[str, Any]) -> None:
+        """``body``: a tool call event as its JSON dict (``call_id``, ``name``, ``result``, ``status``)."""
+        pairs: list[tuple[Any, Any]] = [(tool_message(body), {"ref": event_id})]
+        result = body.get("result") or ""
+        if result.strip() != result:
+            pairs.append((tool_message(body, strip=True), {"ref": event_id, "strip": True}))
+        self._recent[body["call_id"]] = pairs
 
     def clear(self) -> None:
         self._recent.clear()
@@ -96,15 +110,15 @@ class ToolRefs:
             return append
         out = append
         for i, item in enumerate(append):
-            for call_id, (message, ref) in recent.items():
-                if item == message:
-                    if out is append:
-                        out = list(append)
-                    out[i] = ref
-                    del recent[call_id]
+            found = next(((call_id, ref) for call_id, pairs in recent.items()
+                          for message, ref in pairs if item == message), None)
+            if found is not None:
+                if out is append:
+                    out = list(append)
+                out[i] = found[1]
+                del recent[found[0]]
+                if not recent:
                     break
-            if not recent:
-                break
         recent.clear()
         return out
 
@@ -162,8 +176,7 @@ class Recorder:
                 self.events.append(event)
             kind = event.kind
             if kind == "tool_call":
-                tool = cast(ToolCallEvent, event)
-                self.tool_refs.add(tool.call_id, tool_message_of(tool), MessageRef(ref=tool.id))
+                self.tool_refs.note(cast(ToolCallEvent, event))
             elif kind in _REQUEST_KINDS and cast(Any, event).request is not None:
                 self.tool_refs.clear()
         return event

@@ -144,7 +144,7 @@ class Run:
 
     def _expand(self, event: Event, append: list[Message | MessageRef]) -> list[Message]:
         """``append`` with its message references expanded (``serve.expand_refs``: the one expansion)."""
-        return expand_refs(append, lambda ref: tool_message_of(self._ref_target(event, ref, self.by_id)))
+        return expand_refs(append, lambda ref, strip: tool_message_of(self._ref_target(event, ref, self.by_id), strip))
 
     def appended_messages(self, event: Event) -> list[Message]:
         """The messages an LLM call's request appended to its base (references expanded)."""
@@ -313,11 +313,11 @@ def request_of(event: Event) -> LLMRequest | None:
     return None
 
 
-def tool_message_of(event: ToolCallEvent) -> Message:
+def tool_message_of(event: ToolCallEvent, strip: bool = False) -> Message:
     """The tool-role message a tool call event puts into the conversation (``serve.tool_message``: what a
     request's ``MessageRef`` to it stands for)."""
     return Message.model_validate(tool_message({"call_id": event.call_id, "name": event.name,
-                                                "result": event.result, "status": event.status}))
+                                                "result": event.result, "status": event.status}, strip=strip))
 
 
 def _of_kind(events: Iterable[Event], kind: str, cls: type[_E]) -> Iterator[_E]:

@@ -33,14 +33,15 @@ from typing import Any
 from replaykit.core.canonical import canonical_json, fingerprint
 
 
-def ref_id(item: Any) -> str | None:
-    """The event id a request message reference names (``{"ref": id}``; schema 2), else None. A message
-    never has a ``ref`` key, so any item with one is a reference."""
+def message_ref(item: Any) -> tuple[str, bool] | None:
+    """``(event id, strip)`` of a request message reference (``{"ref": id}``, optionally with
+    ``"strip": true``; schema 2), else None. A message never has a ``ref`` key, so any item with one is a
+    reference."""
     if type(item) is dict:
         ref = item.get("ref")
-        return ref if isinstance(ref, str) else None
+        return (ref, item.get("strip") is True) if isinstance(ref, str) else None
     ref = getattr(item, "ref", None)  # the typed form (replaykit.core.ir.MessageRef)
-    return ref if isinstance(ref, str) else None
+    return (ref, getattr(item, "strip", None) is True) if isinstance(ref, str) else None
 
 
 def check_ref(ref: str, target: Any, kind: str | None, target_seq: Any, seq: Any) -> str | None:
@@ -55,24 +56,24 @@ def check_ref(ref: str, target: Any, kind: str | None, target_seq: Any, seq: Any
     return None
 
 
-def expand_refs(append: Iterable[Any], message_of: Callable[[str], Any]) -> list[Any]:
-    """A request's appended items with every reference replaced by ``message_of(event id)``: the one
-    expansion every reader uses (dict resolvers here, ``replaykit.core.run.Run`` on typed events)."""
+def expand_refs(append: Iterable[Any], message_of: Callable[[str, bool], Any]) -> list[Any]:
+    """A request's appended items with every reference replaced by ``message_of(event id, strip)``: the
+    one expansion every reader uses (dict resolvers here, ``replaykit.core.run.Run`` on typed events)."""
     out: list[Any] = []
     for item in append:
-        ref = ref_id(item)
-        out.append(item if ref is None else message_of(ref))
+        ref = message_ref(item)
+        out.append(item if ref is None else message_of(*ref))
     return out
 
 
-def _ref_expander(event: dict[str, Any], events_by_id: dict[str, dict[str, Any]]) -> Callable[[str], Any]:
-    def message_of(ref: str) -> dict[str, Any]:
+def _ref_expander(event: dict[str, Any], events_by_id: dict[str, dict[str, Any]]) -> Callable[[str, bool], Any]:
+    def message_of(ref: str, strip: bool) -> dict[str, Any]:
         target = events_by_id.get(ref)
         problem = check_ref(ref, target, target.get("kind") if target else None,
                             target.get("seq") if target else None, event.get("seq"))
         if problem is not None:
             raise ValueError(f"event {event.get('seq', event.get('id'))}: request message {problem}")
-        return tool_message(target)  # type: ignore[arg-type]  # checked above
+        return tool_message(target, strip=strip)  # type: ignore[arg-type]  # checked above
 
     return message_of
 
@@ -131,13 +132,16 @@ def resolve_all_requests(events: Iterable[dict[str, Any]]) -> dict[str, list[dic
     return out
 
 
-def tool_message(event: dict[str, Any]) -> dict[str, Any]:
+def tool_message(event: dict[str, Any], *, strip: bool = False) -> dict[str, Any]:
     """The tool-role message a recorded tool call event puts into the conversation: what a request
-    message reference (``{"ref": <tool call event id>}``) stands for."""
+    message reference (``{"ref": <tool call event id>}``) stands for. ``strip`` (``"strip": true`` in the
+    reference): the result with surrounding whitespace removed (``str.strip``), as agents that normalise
+    every message's whitespace before sending it (Hermes) put it into the request."""
     part: dict[str, Any] = {"type": "tool_result", "tool_call_id": event["call_id"]}
     if event.get("name") is not None:
         part["name"] = event["name"]
-    part["content"] = event.get("result") or ""
+    content = event.get("result") or ""
+    part["content"] = content.strip() if strip else content
     part["is_error"] = event.get("status") == "error"
     return {"role": "tool", "parts": [part]}
 

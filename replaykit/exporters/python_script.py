@@ -31,9 +31,9 @@ from pydantic import BaseModel
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import ErrorEvent, LLMCallEvent, Message, MessageRef, ToolCallEvent
+from replaykit.core.ir import ErrorEvent, LLMCallEvent, Message, ToolCallEvent
 from replaykit.core.recorder import ToolRefs
-from replaykit.core.run import Run, tool_message_of
+from replaykit.core.run import Run
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
 _BODY_MARKER = "# --- script body ---\n"
@@ -111,7 +111,7 @@ def event_texts(run: Run) -> list[str]:
     refs = ToolRefs()
     for event in run.events:
         if isinstance(event, ToolCallEvent):
-            refs.add(event.call_id, tool_message_of(event), MessageRef(ref=event.id))
+            refs.note(event)
         elif isinstance(event, LLMCallEvent | ErrorEvent) and event.request is not None:
             append = event.request.context.append
             swapped = refs.swap(list(append)) if any(m.role == "tool" for m in append

@@ -70,38 +70,45 @@ def _tool_msg(call_id: str, content: str, *, name: str | None = "t", is_error: b
 def test_the_recorder_writes_a_reference_only_for_an_exactly_equal_tool_message(tmp_path: Path) -> None:
     rec, path = _recorder(tmp_path)
     user = Message(role="user", parts=[TextPart(text="go")])
-    calls = [ToolCallPart(id=f"c{i}", name="t", arguments={}) for i in range(4)]
+    calls = [ToolCallPart(id=f"c{i}", name="t", arguments={}) for i in range(5)]
     ask = rec.llm_call([user], LLMResponse(message=Message(role="assistant", parts=calls)))
     rec.tool_call("c0", "t", {}, result="same text", llm_call_id=ask.id)
-    rec.tool_call("c1", "t", {}, result="trailing space ", llm_call_id=ask.id)
+    rec.tool_call("c1", "t", {}, result="  listing\n", llm_call_id=ask.id)
     rec.tool_call("c2", "t", {}, result="failed", status="error", llm_call_id=ask.id)
     rec.tool_call("c3", "t", {}, result=None, llm_call_id=ask.id)
+    rec.tool_call("c4", "t", {}, result="a long output", llm_call_id=ask.id)
     sent = [user, ask.response.message,
             _tool_msg("c0", "same text"),  # exactly the tool message: a reference
-            _tool_msg("c1", "trailing space"),  # the agent stripped it: written in full
+            _tool_msg("c1", "listing"),  # the agent stripped the whitespace (Hermes does): "strip": true
             _tool_msg("c2", "failed"),  # is_error differs from the status: in full
-            _tool_msg("c3", "")]  # no result is the empty text: a reference
+            _tool_msg("c3", ""),  # no result is the empty text: a reference
+            _tool_msg("c4", "a long out")]  # cut by the agent: in full
     second = rec.llm_call(sent, LLMResponse(message=Message(role="assistant", parts=[TextPart(text="done")])))
     rec.close()
-    kinds = [type(m).__name__ for m in second.request.context.append]
-    assert kinds == ["Message", "MessageRef", "Message", "Message", "MessageRef"]
+    appended = second.request.context.append
+    assert [type(m).__name__ for m in appended] == ["Message", "MessageRef", "MessageRef", "Message", "MessageRef",
+                                                    "Message"]
+    assert [m.strip for m in appended if isinstance(m, MessageRef)] == [None, True, None]
     run = Run.load(path)
-    assert len(_raw_refs(path)) == 2
+    assert len(_raw_refs(path)) == 3
     assert _dump(run.request_messages(run.llm_calls()[1])) == _dump(sent)
     assert _dump(run.appended_messages(run.llm_calls()[1])) == _dump(sent[1:])
 
 
 def test_tool_refs_forget_every_noted_call_at_the_next_request() -> None:
     refs = ToolRefs()
-    message = serve.tool_message({"call_id": "a", "name": "t", "result": "r", "status": "ok"})
-    refs.add("a", message, {"ref": "e1"})
+    body = {"call_id": "a", "name": "t", "result": "r", "status": "ok"}
+    message = serve.tool_message(body)
+    refs.note_json("e1", body)
     other = {"role": "user", "parts": []}
     assert refs.swap([other]) == [other]  # a request without it: forgotten (bounded memory)
     assert refs.swap([dict(message)]) == [message]  # too late: written in full, never a stale reference
-    refs.add("a", message, {"ref": "e1"})
+    refs.note_json("e1", body)
     appended = [other, json.loads(json.dumps(message))]  # equal as JSON, not the same object
     assert refs.swap(appended) == [other, {"ref": "e1"}]
     assert appended[1] == message  # the caller's list is not changed
+    refs.note_json("e2", {**body, "result": "\n r \n"})
+    assert refs.swap([message]) == [{"ref": "e2", "strip": True}]
 
 
 def _write_with_ref(tmp_path: Path, ref: str) -> Path:

@@ -220,16 +220,16 @@ class FingerprintFixer:
     def __init__(self) -> None:
         self._messages: dict[str, list[Message]] = {}
         self._tools: dict[str, list[ToolSpec]] = {}
-        # Tool messages of the tool calls seen (old and redacted): what request message references name.
-        self._tool_messages: dict[str, Message] = {}
+        # The tool calls seen (old and redacted): what request message references name.
+        self._tool_calls: dict[str, ToolCallEvent] = {}
 
     def __call__(self, original: Event, redacted: Event) -> Event:
         if isinstance(redacted, ToolsEvent):
             self._tools[redacted.hash] = redacted.tools
             return redacted
         if isinstance(original, ToolCallEvent) and isinstance(redacted, ToolCallEvent):
-            self._tool_messages[f"old:{original.id}"] = tool_message_of(original)
-            self._tool_messages[f"new:{redacted.id}"] = tool_message_of(redacted)
+            self._tool_calls[f"old:{original.id}"] = original
+            self._tool_calls[f"new:{redacted.id}"] = redacted
             return redacted
         req_new = request_of(redacted)
         req_old = request_of(original)
@@ -249,12 +249,12 @@ class FingerprintFixer:
         base = req.context.base
         msgs = list(self._messages.get(f"{prefix}:{base}", [])[: req.context.keep]) if base else []
         # A reference rebuilds the (redacted) tool call's result: the one expansion, serve.expand_refs.
-        msgs.extend(expand_refs(req.context.append, lambda ref: self._tool_message(f"{prefix}:{ref}", ref)))
+        msgs.extend(expand_refs(req.context.append, lambda ref, strip: self._tool_message(f"{prefix}:{ref}", ref, strip)))
         self._messages[key] = msgs
         return msgs
 
-    def _tool_message(self, key: str, ref: str) -> Message:
-        found = self._tool_messages.get(key)
+    def _tool_message(self, key: str, ref: str, strip: bool) -> Message:
+        found = self._tool_calls.get(key)
         if found is None:  # a stream read without Run.check_references: still one line, no traceback
             raise TraceError(f"a request message {check_ref(ref, None, None, None, None)}")
-        return found
+        return tool_message_of(found, strip)

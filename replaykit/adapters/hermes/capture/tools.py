@@ -20,7 +20,6 @@ from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.capture.sessions import SessionCapture, SessionRun
 from replaykit.adapters.hermes.guarded import log_once
 from replaykit.core import jsonsafe
-from replaykit.core.serve import tool_message
 
 
 @dataclass(slots=True)
@@ -155,7 +154,7 @@ class ToolCapture(SessionCapture):
             body["llm_call_id"] = origin
         event_id = state.recorder.emit_dict(body)
         # The next request repeats this result as a tool message: written as a reference when equal.
-        state.recorder.tool_refs.add(call_id, tool_message(body), {"ref": event_id})
+        state.recorder.tool_refs.note_json(event_id, body)
         state.steps += 1
         if body["name"] == "skill_view" and isinstance(args, Mapping) and args.get("name"):
             skill = str(args["name"])
