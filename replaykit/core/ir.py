@@ -23,8 +23,9 @@ loading through ``replaykit.core.migrate``):
 - 1: first published schema.
 - 2: ``MessageDelta.append`` items may be a ``MessageRef`` (``{"ref": <tool_call event id>}``, with
   ``"strip": true`` for the whitespace-stripped result): the tool message of an earlier tool call event
-  of the run, so each tool result is stored once. Every v1 line is a valid v2 line: v1 traces load
-  unchanged.
+  of the run, so each tool result is stored once. A ``Correlation`` may be marked ``same``: the session,
+  task, turn and api request ids it leaves out are the previous event's. Every v1 line is a valid v2
+  line: v1 traces load unchanged.
 """
 
 from __future__ import annotations
@@ -233,8 +234,17 @@ class LLMResponse(_Model):
 # ----------------------------------------------------------------------------------- run and events
 
 
+#: The correlation ids a ``Correlation`` marked ``same`` may leave out (they are the previous event's).
+STICKY_CORR_KEYS = ("session_id", "task_id", "turn_id", "api_request_id")
+
+
 class Correlation(_Model):
-    """Ids of the event in its source framework (Hermes session, turn, api request, tool call)."""
+    """Ids of the event in its source framework (Hermes session, turn, api request, tool call).
+
+    ``same`` (schema 2, written by hot-path recorders only): each of ``STICKY_CORR_KEYS`` absent here is
+    the value of the previous event's (in file order, among events that have a ``corr``). The reader
+    fills them in and clears ``same`` as it reads (``replaykit.core.store.iter_trace``), so a loaded
+    event always exposes its whole correlation."""
 
     session_id: str | None = None
     task_id: str | None = None
@@ -242,6 +252,7 @@ class Correlation(_Model):
     api_request_id: str | None = None
     tool_call_id: str | None = None
     extra: JSONDict | None = None
+    same: Literal[True] | None = None
 
 
 class Edit(_Model):

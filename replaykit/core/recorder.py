@@ -23,6 +23,7 @@ from pydantic_core import to_json
 from replaykit.core.canonical import tools_hash
 from replaykit.core.ir import (
     EVENT_ADAPTER,
+    STICKY_CORR_KEYS,
     Correlation,
     DesyncEvent,
     ErrorEvent,
@@ -60,6 +61,7 @@ if hasattr(os, "register_at_fork"):
 
 
 _REQUEST_KINDS = frozenset(("llm_call", "error"))
+_STICKY = frozenset(STICKY_CORR_KEYS)
 
 
 def _new_event_id(seq: int) -> str:
@@ -151,6 +153,8 @@ class Recorder:
         # Tool calls since the last request: what the next request refers to (see ToolRefs). Requests
         # built here go through ``request``; hot-path adapters that build their own call ``swap`` too.
         self.tool_refs = ToolRefs()
+        # The ids of the last written event's correlation (``emit_dict`` writes the next one relative to it).
+        self._last_corr: dict[str, Any] | None = None
 
     # ----------------------------------------------------------------------------------- basics
 
@@ -174,6 +178,8 @@ class Recorder:
                 self.writer.append(event)
             if self.keep_events:
                 self.events.append(event)
+            if event.corr is not None:
+                self._last_corr = event.corr.model_dump(exclude_none=True)
             kind = event.kind
             if kind == "tool_call":
                 self.tool_refs.note(cast(ToolCallEvent, event))
@@ -187,21 +193,23 @@ class Recorder:
         ``body`` is the event without ``seq`` and ``id`` (added here), already in its JSON shape: exactly
         what ``model_dump(mode="json", exclude_none=True)`` gives, key order included (see
         ``replaykit.adapters.hermes.fastpath``). It is written as one line by pydantic-core's serializer
-        (one ``os.write``, like ``emit``), so the bytes are those ``emit`` would write; the store validates
-        the line when the run is read. Values the serializer cannot write on its own go through
+        (one ``os.write``, like ``emit``), so the bytes are those ``emit`` would write, except that the
+        correlation ids equal to the previous event's are left out (``Correlation.same``); the store
+        validates the line, and fills those ids in, when the run is read. Values the serializer cannot write on its own go through
         validation instead, so such events are written, or rejected, exactly as the slow path would.
         Kept events (``keep_events``) are validated. Requests written this way bypass this class's delta
         encoder (``_last_request_id``): callers encode their own deltas. Returns the event id.
         """
         if not body:
             raise ValueError("emit_dict needs the event's fields")
-        try:
-            # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
-            # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
-            text: str | None = to_json(body, inf_nan_mode="null").decode("utf-8")
-        except Exception:  # a value pydantic-core cannot write by itself: let validation decide
-            text = None
-        with self._lock:
+        with self._lock:  # the correlation is written relative to the previous event's: in order
+            written = self._compact_corr(body)
+            try:
+                # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
+                # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
+                text: str | None = to_json(written, inf_nan_mode="null").decode("utf-8")
+            except Exception:  # a value pydantic-core cannot write by itself: let validation decide
+                text = None
             seq = self._seq
             event_id = _new_event_id(seq)
             event = None
@@ -219,6 +227,28 @@ class Recorder:
             if body.get("request") is not None:  # a request was written: forget the tool calls before it
                 self.tool_refs.clear()
         return event_id
+
+    def _compact_corr(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with its correlation marked ``same`` and without the ids equal to the previous
+        event's, when that says the same (schema 2: ``Correlation``); remembers its ids (under the lock)."""
+        corr = body.get("corr")
+        if not corr:
+            return body
+        previous, self._last_corr = self._last_corr, corr
+        if previous is None:
+            return body
+        compact: dict[str, Any] = {}
+        for key, value in corr.items():
+            if key in _STICKY and value == previous.get(key):
+                continue
+            compact[key] = value
+        for key in _STICKY:  # left out means "the previous event's": only where that is what it is
+            if corr.get(key) is None and previous.get(key) is not None:
+                return body
+        if len(compact) == len(corr):
+            return body
+        compact["same"] = True
+        return {**body, "corr": compact}
 
     def next_ids(self) -> tuple[int, str]:
         with self._lock:

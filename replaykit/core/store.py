@@ -42,6 +42,8 @@ from replaykit.core.ir import (
     HEADER_ADAPTER,
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_NAME,
+    STICKY_CORR_KEYS,
+    Correlation,
     Event,
     RunHeader,
 )
@@ -216,11 +218,14 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
 
         lineno = 1
         pending: bytes | None = None
+        corr: Correlation | None = None  # the last event's correlation: what a ``same`` one leaves out
         while True:
             line = handle.readline(MAX_LINE_BYTES)
             if pending is not None:
                 # ``pending`` was a complete line; decide now whether it was the last one.
-                yield _parse_event(pending, lineno, path, header, migrate_event, is_last=not line, report=report)
+                event = _parse_event(pending, lineno, path, header, migrate_event, is_last=not line, report=report)
+                corr = _full_corr(event, corr)
+                yield event
                 pending = None
             if not line:
                 break
@@ -239,6 +244,7 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
                         "every complete event before it was kept"
                     )
                     break
+                _full_corr(event, corr)
                 yield event
                 break
             if not line.strip():
@@ -246,6 +252,21 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
             pending = line
     finally:
         handle.close()
+
+
+def _full_corr(event: Event, previous: Correlation | None) -> Correlation | None:
+    """Fill in what a ``same`` correlation leaves out (``Correlation``) from the previous event's; return
+    the correlation the next event's is relative to."""
+    corr = event.corr
+    if corr is None:
+        return previous
+    if corr.same:
+        if previous is not None:
+            for key in STICKY_CORR_KEYS:
+                if getattr(corr, key) is None:
+                    setattr(corr, key, getattr(previous, key))
+        corr.same = None
+    return corr
 
 
 def parse_event_line(line: bytes | str) -> Event:

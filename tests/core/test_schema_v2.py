@@ -1,4 +1,5 @@
-"""Schema 2: a request message may be a reference to the tool message of an earlier tool call event.
+"""Schema 2: a request message may be a reference to the tool message of an earlier tool call event, and
+a correlation may leave out the ids equal to the previous event's.
 
 Written only where exact, expanded by the one resolver everywhere, refused in one line when broken, and
 redacted through the tool call it names."""
@@ -16,7 +17,7 @@ from replaykit.core import serve
 from replaykit.core.errors import TraceError
 from replaykit.core.ir import LLMResponse, Message, MessageRef, TextPart, ToolCallPart, ToolResultPart
 from replaykit.core.recorder import Recorder, ToolRefs
-from replaykit.core.redaction import redact_run
+from replaykit.core.redaction import RedactingWriter, redact_run
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.core.validate import validate_trace
@@ -170,3 +171,38 @@ def test_redaction_redacts_the_result_a_reference_rebuilds(tmp_path: Path) -> No
     assert rebuilt.tool_results[0].content == redacted.tool_calls()[0].result != result
     # The redacted copy keeps the reference (the result is stored once there too).
     assert type(redacted.llm_calls()[1].request.context.append[-1]) is MessageRef
+
+
+@pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting-writer"])
+def test_correlation_ids_equal_to_the_previous_events_are_written_once(tmp_path: Path, redacting: bool) -> None:
+    rec, path = _recorder(tmp_path)
+    if redacting:  # the Hermes recorder's redaction hook parses each raw line and writes it again
+        rec.writer = RedactingWriter(rec.writer)  # type: ignore[arg-type]
+    turn = {"session_id": "S", "task_id": "T", "turn_id": "S:T:1"}
+    bodies = [
+        {"t": 0.0, "provenance": "recorded", "corr": turn, "kind": "turn_start",
+         "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}, "turn": 0},
+        {"t": 0.1, "provenance": "recorded", "corr": {**turn, "api_request_id": "a1"}, "kind": "meta", "data": {}},
+        {"t": 0.2, "provenance": "recorded", "corr": {**turn, "api_request_id": "a1", "tool_call_id": "c1"},
+         "kind": "tool_call", "call_id": "c1", "name": "t", "status": "ok"},
+        {"t": 0.3, "provenance": "recorded", "kind": "meta", "data": {}},  # no corr: not a link in the chain
+        {"t": 0.4, "provenance": "recorded", "corr": {**turn, "api_request_id": "a2"}, "kind": "meta", "data": {}},
+        {"t": 0.5, "provenance": "recorded", "corr": {**turn, "turn_id": "S:T:2"}, "kind": "turn_end"},  # clears
+        {"t": 0.6, "provenance": "recorded", "corr": {"session_id": "S", "turn_id": "S:T:2"}, "kind": "turn_end"},
+    ]
+    for body in bodies:
+        rec.emit_dict(body)
+    rec.run_end(corr=None)
+    rec.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    written = [line.get("corr") for line in lines[:len(bodies)]]
+    assert written[1] == {"api_request_id": "a1", "same": True}
+    assert written[2] == {"tool_call_id": "c1", "same": True}
+    assert written[4] == {"api_request_id": "a2", "same": True}
+    assert written[5] == {**turn, "turn_id": "S:T:2"}  # drops api_request_id: cannot say "same"; in full
+    assert written[6] == {"session_id": "S", "turn_id": "S:T:2"}  # drops task_id: in full
+    run = Run.load(path)
+    loaded = [e.corr.model_dump(exclude_none=True) if e.corr else None for e in run.events[:len(bodies)]]
+    assert loaded == [b.get("corr") for b in bodies]
+    assert all(e.corr is None or e.corr.same is None for e in run.events)
+    assert validate_trace(path)["valid"]
