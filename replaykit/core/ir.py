@@ -24,8 +24,9 @@ loading through ``replaykit.core.migrate``):
 - 2: ``MessageDelta.append`` items may be a ``MessageRef`` (``{"ref": <tool_call event id>}``, with
   ``"strip": true`` for the whitespace-stripped result): the tool message of an earlier tool call event
   of the run, so each tool result is stored once. A ``Correlation`` may be marked ``same``: the session,
-  task, turn and api request ids it leaves out are the previous event's. Every v1 line is a valid v2
-  line: v1 traces load unchanged.
+  task, turn and api request ids it leaves out are the previous event's; an ``LLMRequest`` marked
+  ``same`` takes the model, tools, params and provider details it leaves out from the previous request.
+  Every v1 line is a valid v2 line: v1 traces load unchanged.
 """
 
 from __future__ import annotations
@@ -219,6 +220,11 @@ class LLMRequest(_Model):
     # Fingerprint of the request ignoring volatile fields (replaykit.core.canonical.fingerprint).
     fingerprint: str | None = None
     provider_details: JSONDict | None = None
+    # Schema 2, written by hot-path recorders only: ``model``, ``tools_ref`` and ``provider_details``
+    # absent here, and ``params`` empty here, are those of the previous request in the file (the previous
+    # ``llm_call`` or ``error`` event with a request). The reader fills them in and clears ``same`` as it
+    # reads (``replaykit.core.store.iter_trace``): a loaded request is always whole.
+    same: Literal[True] | None = None
 
 
 class LLMResponse(_Model):

@@ -62,6 +62,7 @@ if hasattr(os, "register_at_fork"):
 
 _REQUEST_KINDS = frozenset(("llm_call", "error"))
 _STICKY = frozenset(STICKY_CORR_KEYS)
+_REQUEST_SAME = ("model", "tools_ref", "params", "provider_details")  # what a ``same`` request may leave out
 
 
 def _new_event_id(seq: int) -> str:
@@ -155,6 +156,7 @@ class Recorder:
         self.tool_refs = ToolRefs()
         # The ids of the last written event's correlation (``emit_dict`` writes the next one relative to it).
         self._last_corr: dict[str, Any] | None = None
+        self._last_request: dict[str, Any] | None = None  # and of the last written request
 
     # ----------------------------------------------------------------------------------- basics
 
@@ -180,6 +182,9 @@ class Recorder:
                 self.events.append(event)
             if event.corr is not None:
                 self._last_corr = event.corr.model_dump(exclude_none=True)
+            request = getattr(event, "request", None) if event.kind in _REQUEST_KINDS else None
+            if request is not None:
+                self._last_request = request.model_dump(mode="json", include=set(_REQUEST_SAME), exclude_none=True)
             kind = event.kind
             if kind == "tool_call":
                 self.tool_refs.note(cast(ToolCallEvent, event))
@@ -202,8 +207,8 @@ class Recorder:
         """
         if not body:
             raise ValueError("emit_dict needs the event's fields")
-        with self._lock:  # the correlation is written relative to the previous event's: in order
-            written = self._compact_corr(body)
+        with self._lock:  # written relative to the previous event and request: in order
+            written = self._compact_request(self._compact_corr(body))
             try:
                 # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
                 # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
@@ -249,6 +254,30 @@ class Recorder:
             return body
         compact["same"] = True
         return {**body, "corr": compact}
+
+    def _compact_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with its request marked ``same`` and without the model, tools, params and provider
+        details equal to the previous request's, when that says the same (schema 2: ``LLMRequest.same``);
+        remembers them (under the lock)."""
+        request = body.get("request")
+        if request is None:
+            return body
+        previous, self._last_request = self._last_request, request
+        if previous is None:
+            return body
+        compact = dict(request)
+        for key in _REQUEST_SAME:
+            value = request.get(key)
+            if not value:
+                if previous.get(key):  # left out means "the previous request's": not what it is
+                    return body
+                continue
+            if value == previous.get(key):
+                del compact[key]
+        if len(compact) == len(request):
+            return body
+        compact["same"] = True
+        return {**body, "request": compact}
 
     def next_ids(self) -> tuple[int, str]:
         with self._lock:

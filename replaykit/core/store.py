@@ -17,6 +17,7 @@ Hermes, else ``~/.replaykit``.
 
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import os
@@ -45,6 +46,7 @@ from replaykit.core.ir import (
     STICKY_CORR_KEYS,
     Correlation,
     Event,
+    LLMRequest,
     RunHeader,
 )
 from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
@@ -219,12 +221,14 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
         lineno = 1
         pending: bytes | None = None
         corr: Correlation | None = None  # the last event's correlation: what a ``same`` one leaves out
+        request: LLMRequest | None = None  # the last request: what a ``same`` one leaves out
         while True:
             line = handle.readline(MAX_LINE_BYTES)
             if pending is not None:
                 # ``pending`` was a complete line; decide now whether it was the last one.
                 event = _parse_event(pending, lineno, path, header, migrate_event, is_last=not line, report=report)
                 corr = _full_corr(event, corr)
+                request = _full_request(event, request)
                 yield event
                 pending = None
             if not line:
@@ -245,6 +249,7 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
                     )
                     break
                 _full_corr(event, corr)
+                _full_request(event, request)
                 yield event
                 break
             if not line.strip():
@@ -267,6 +272,29 @@ def _full_corr(event: Event, previous: Correlation | None) -> Correlation | None
                     setattr(corr, key, getattr(previous, key))
         corr.same = None
     return corr
+
+
+def _full_request(event: Event, previous: LLMRequest | None) -> LLMRequest | None:
+    """Fill in what a ``same`` request leaves out (``LLMRequest.same``) from the previous request; return
+    the request the next one is relative to."""
+    kind = event.kind
+    if kind != "llm_call" and kind != "error":
+        return previous
+    request: LLMRequest | None = event.request  # type: ignore[union-attr]
+    if request is None:
+        return previous
+    if request.same:
+        if previous is not None:
+            if request.model is None:
+                request.model = previous.model
+            if request.tools_ref is None:
+                request.tools_ref = previous.tools_ref
+            if not request.params:  # its own copy, as every other loaded request has
+                request.params = copy.deepcopy(previous.params)
+            if request.provider_details is None:
+                request.provider_details = copy.deepcopy(previous.provider_details)
+        request.same = None
+    return request
 
 
 def parse_event_line(line: bytes | str) -> Event:

@@ -15,7 +15,15 @@ import pytest
 
 from replaykit.core import serve
 from replaykit.core.errors import TraceError
-from replaykit.core.ir import LLMResponse, Message, MessageRef, TextPart, ToolCallPart, ToolResultPart
+from replaykit.core.ir import (
+    LLMResponse,
+    Message,
+    MessageRef,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 from replaykit.core.recorder import Recorder, ToolRefs
 from replaykit.core.redaction import RedactingWriter, redact_run
 from replaykit.core.run import Run
@@ -205,4 +213,40 @@ def test_correlation_ids_equal_to_the_previous_events_are_written_once(tmp_path:
     loaded = [e.corr.model_dump(exclude_none=True) if e.corr else None for e in run.events[:len(bodies)]]
     assert loaded == [b.get("corr") for b in bodies]
     assert all(e.corr is None or e.corr.same is None for e in run.events)
+    assert validate_trace(path)["valid"]
+
+
+@pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting-writer"])
+def test_request_fields_equal_to_the_previous_requests_are_written_once(tmp_path: Path, redacting: bool) -> None:
+    rec, path = _recorder(tmp_path)
+    if redacting:  # parsed and written again: an empty params must still mean "the previous request's"
+        rec.writer = RedactingWriter(rec.writer)  # type: ignore[arg-type]
+    tools = rec.declare_tools([ToolSpec(name="t")])
+    user = {"role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    full = {"api": "openai-chat", "model": "m", "context": {"keep": 0, "append": [user]}, "tools_ref": tools,
+            "params": {"max_tokens": 10, "stream": True}, "provider_details": {"sdk_kwargs": {"timeout": 1.0}}}
+    requests = [
+        full,
+        {**full, "context": {"keep": 0, "append": [user, user]}},  # model, tools, params, details: the same
+        {**full, "params": {"max_tokens": 20}},  # params differ: written; the rest left out
+        {**{k: v for k, v in full.items() if k != "model"}},  # no model after one: in full
+        {**full, "params": {}},  # empty params after some: in full
+    ]
+    answer = {"message": {"role": "assistant", "parts": [{"type": "text", "text": "ok"}]}}
+    for request in requests:
+        rec.emit_dict({"t": 0.0, "provenance": "recorded", "kind": "llm_call", "request": request,
+                       "response": answer})
+    rec.close()
+    lines = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    written = [line["request"] for line in lines if line["kind"] == "llm_call"]
+    assert "same" not in written[0]
+    assert written[1].get("same") is True and not {"model", "tools_ref", "provider_details"} & written[1].keys()
+    assert not written[1].get("params")
+    assert written[2]["same"] is True and written[2]["params"] == {"max_tokens": 20} and "model" not in written[2]
+    assert "same" not in written[3] and "same" not in written[4]
+    run = Run.load(path)
+    loaded = [e.request.model_dump(mode="json", exclude_none=True) for e in run.llm_calls()]
+    assert [{k: v for k, v in r.items() if k != "context"} for r in loaded] == \
+        [{k: v for k, v in r.items() if k != "context"} for r in requests]
+    assert run.llm_calls()[1].request.params is not run.llm_calls()[0].request.params  # each its own
     assert validate_trace(path)["valid"]
