@@ -49,13 +49,29 @@ def _raw_refs(path: Path) -> list[str]:
 
 
 def test_v1_and_v2_fixtures_load_and_rebuild_the_same_requests() -> None:
+    """v2.jsonl is the v1 run recorded again (the Recorder's typed path), plus one round written through
+    ``Recorder.emit_dict`` (the hot path), so it holds every schema-2 form."""
     v1, v2 = Run.load(FIXTURES / "v1.jsonl"), Run.load(FIXTURES / "v2.jsonl")
     assert (v1.header.schema_version, v2.header.schema_version) == (1, 2)
-    assert not _raw_refs(FIXTURES / "v1.jsonl") and _raw_refs(FIXTURES / "v2.jsonl")  # v2 stores results once
+    text = (FIXTURES / "v2.jsonl").read_text()
+    assert not _raw_refs(FIXTURES / "v1.jsonl") and len(_raw_refs(FIXTURES / "v2.jsonl")) == 3
+    assert '"strip":true' in text and '"corr":{"api_request_id":"s1:t2:api:2","same":true}' in text
+    assert text.count('"same":true') > text.count('"corr":{"api_request_id"') > 0
     calls1, calls2 = v1.llm_calls(), v2.llm_calls()
-    assert len(calls1) == len(calls2) >= 2
-    for a, b in zip(calls1, calls2, strict=True):
+    assert len(calls1) == 2 and len(calls2) == 4
+    for a, b in zip(calls1, calls2[:2], strict=True):
         assert _dump(v1.request_messages(a)) == _dump(v2.request_messages(b))
+        assert a.request.model_dump(exclude={"context"}) == b.request.model_dump(exclude={"context"})
+    # The hot-path round: whole requests and correlations once loaded.
+    assert all(c.request.model == "gpt-4o-mini" and c.request.params == {"temperature": 0} and c.request.same is None
+               for c in calls2)
+    assert v2.tool_calls()[-1].corr.model_dump(exclude_none=True) == {  # type: ignore[union-attr]
+        "session_id": "s1", "task_id": "t1", "turn_id": "s1:t2", "api_request_id": "s1:t2:api:1",
+        "tool_call_id": "call_2"}
+    last = v2.request_messages(calls2[-1])
+    assert last[-1].tool_results[0].content == '{"city": "Berlin", "temp_c": 9}'  # the stripped result
+    assert v2.tool_calls()[-1].result == '{"city": "Berlin", "temp_c": 9}\n'
+    assert validate_trace(FIXTURES / "v2.jsonl")["valid"]
     # The stdlib resolvers (embedded in generated code) rebuild the same lists from the JSON lines.
     events = [e.model_dump(mode="json", exclude_none=True) for e in v2.events]
     every = serve.resolve_all_requests(events)
