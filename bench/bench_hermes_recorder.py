@@ -16,14 +16,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import math
+import os
 import statistics
 import sys
 import tempfile
 import time
 import timeit
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,57 +41,220 @@ TARGET_SLOPE = 1.1
 TARGET_TRACE_RATIO = 1.5
 
 
-def _recorded(n: int, store: Path, session_id: str = ls.SESSION_ID) -> tuple[float, float, int, Any]:
-    """(process CPU s incl. replaykit's background threads, Hermes-thread CPU s, events, capture)."""
+def _gc_clock() -> Any:
+    from replaykit.adapters.hermes.timing import GcClock
+
+    gc.collect()  # every run starts from the same heap (in the bench process, not Hermes's)
+    return GcClock()
+
+
+def _recorded(n: int, store: Path, session_id: str = ls.SESSION_ID, timed: bool = False) -> dict[str, Any]:
+    """One session through the real plugin: process CPU (replaykit's background threads included),
+    Hermes-thread CPU, GC CPU (every thread / Hermes's thread) and, when ``timed``, the plugin's
+    self-timing (CPU inside replaykit's callbacks on Hermes's thread, and the GC share of it)."""
     from replaykit.adapters.hermes import plugin
 
+    env_before = os.environ.get("REPLAYKIT_HERMES_TIMING")
+    if timed:
+        os.environ["REPLAYKIT_HERMES_TIMING"] = str(store / "timing.json")
     plugin._capture = capture = plugin.build_capture(store)
     try:
         bus = ls.HermesBus()
         plugin.register(bus)
+        timing = plugin._timing if timed else None
+        gcc = _gc_clock()
         cpu0 = time.process_time()
         stats = ls.drive(n, bus, session_id=session_id, clock=time.thread_time)
+        gc_thread = gcc.thread_seconds()
         capture.verifier.wait()  # the off-thread verification belongs to the recorder's cost
         capture.syncer.wait()  # and so do the turn-end fsyncs
         cpu = time.process_time() - cpu0
+        gcc.close()
         capture.close_all()
     finally:
         plugin._capture = None
-    return cpu, stats.seconds, stats.events, capture
+        if timed:
+            if env_before is None:
+                os.environ.pop("REPLAYKIT_HERMES_TIMING", None)
+            else:
+                os.environ["REPLAYKIT_HERMES_TIMING"] = env_before
+    out = {"cpu": cpu, "thread": stats.seconds, "events": stats.events, "gc": gcc.total, "gc_thread": gc_thread,
+           "gc_collections": gcc.collections, "fixes": capture.verifier.fixes, "verifier": capture.verifier.cpu_seconds,
+           "release": capture.verifier.release_seconds,
+           "bytes": sum(f.stat().st_size for f in store.glob("*.jsonl"))}
+    if timing is not None:
+        timing.gc.close()
+        out["direct_cpu"] = timing.cpu_seconds - timing.gc_seconds
+        out["direct_gc"] = timing.gc_seconds
+        out["direct_wall"] = timing.seconds
+        out["by_callback"] = {name: (round((e[3] - e[4]) / e[1] * 1e6, 1), int(e[1]))
+                              for name, e in timing.by_callback.items()}
+        timing.reset()
+    return out
 
 
-def _baseline(n: int) -> tuple[float, float]:
+def _baseline(n: int) -> dict[str, Any]:
+    gcc = _gc_clock()
     cpu0 = time.process_time()
     stats = ls.drive(n, clock=time.thread_time)
-    return time.process_time() - cpu0, stats.seconds
+    cpu = time.process_time() - cpu0
+    gcc.close()
+    return {"cpu": cpu, "thread": stats.seconds, "events": stats.events, "gc": gcc.total,
+            "gc_thread": gcc.thread_seconds(), "gc_collections": gcc.collections}
+
+
+def _spread(values: list[float]) -> tuple[float, float, float]:
+    """(median, 25th, 75th percentile) of a sample."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return statistics.median(values), q[0], q[2]
 
 
 def synthetic(n: int, repeats: int) -> dict[str, Any]:
-    base_cpu, base_thread, on_cpu, on_thread = [], [], [], []
-    events = size = fixes = 0
-    for _ in range(repeats):
-        b = _baseline(n)
-        base_cpu.append(b[0])
-        base_thread.append(b[1])
-        with tempfile.TemporaryDirectory() as tmp:
-            cpu, thread, events, capture = _recorded(n, Path(tmp))
-            on_cpu.append(cpu)
-            on_thread.append(thread)
-            size = sum(f.stat().st_size for f in Path(tmp).glob("*.jsonl"))
-            fixes = capture.verifier.fixes
-    med = statistics.median
-    net_cpu, net_thread = med(on_cpu) - med(base_cpu), med(on_thread) - med(base_thread)
+    """Baseline, plugin and self-timed plugin runs interleaved (their order alternates every repeat).
+    Noise on a shared machine only ever adds time, so the net cost is the minimum with the plugin minus
+    the minimum without; the paired differences (each plugin run minus the baseline next to it) give the
+    median and the spread."""
+    runs: dict[str, list[dict[str, Any]]] = {"base": [], "on": [], "timed": []}
+    order = ["base", "on", "timed"]
+    for r in range(repeats):
+        for kind in order if r % 2 == 0 else order[::-1]:
+            if kind == "base":
+                runs[kind].append(_baseline(n))
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                runs[kind].append(_recorded(n, Path(tmp), timed=kind == "timed"))
+    base, on, timed = runs["base"], runs["on"], runs["timed"]
+    events = on[-1]["events"]
+
+    def us(seconds: float) -> float:
+        return round(seconds / events * 1e6, 2)
+
+    def col(rows: list[dict[str, Any]], key: str) -> list[float]:
+        return [row[key] for row in rows]
+
+    net_cpu = min(col(on, "cpu")) - min(col(base, "cpu"))
+    net_thread = min(col(on, "thread")) - min(col(base, "thread"))
+    paired = _spread([a["cpu"] - b["cpu"] for a, b in zip(on, base, strict=True)])
+    paired_thread = _spread([a["thread"] - b["thread"] for a, b in zip(on, base, strict=True)])
+    gc_net = statistics.median(col(on, "gc")) - statistics.median(col(base, "gc"))
+    gc_thread_net = statistics.median(col(on, "gc_thread")) - statistics.median(col(base, "gc_thread"))
+    direct = _spread(col(timed, "direct_cpu"))
+    by_callback = min(timed, key=lambda row: row["direct_cpu"])["by_callback"]
     unique = ls.unique_content_bytes(n)
+    size = on[-1]["bytes"]
     return {
-        "steps": n, "hermes_events": events, "baseline_cpu_s": round(med(base_cpu), 4),
-        "plugin_cpu_s": round(med(on_cpu), 4), "baseline_thread_s": round(med(base_thread), 4),
-        "plugin_thread_s": round(med(on_thread), 4),
+        "steps": n, "hermes_events": events, "repeats": repeats,
+        "baseline_cpu_s": round(min(col(base, "cpu")), 4), "plugin_cpu_s": round(min(col(on, "cpu")), 4),
+        "baseline_thread_s": round(min(col(base, "thread")), 4), "plugin_thread_s": round(min(col(on, "thread")), 4),
         "net_cpu_s": round(net_cpu, 4), "net_thread_s": round(net_thread, 4),
-        "net_us_per_event": round(net_cpu / events * 1e6, 2),
-        "net_us_per_event_hermes_thread": round(net_thread / events * 1e6, 2),
+        # the headline: min(plugin) - min(baseline), per Hermes event
+        "net_us_per_event": us(net_cpu), "net_us_per_event_hermes_thread": us(net_thread),
+        # paired differences: median [25th, 75th percentile]
+        "net_us_per_event_paired": [us(v) for v in paired],
+        "net_us_per_event_hermes_thread_paired": [us(v) for v in paired_thread],
+        # (a) direct: CPU inside replaykit's callbacks on Hermes's thread, GC excluded (self-timed)
+        "direct_us_per_event": [us(v) for v in direct],
+        "direct_gc_us_per_event": us(statistics.median(col(timed, "direct_gc"))),
+        "direct_by_callback_us": by_callback,
+        # the verifier thread's CPU (exactness of the middle of every request), median
+        "verifier_us_per_event": us(statistics.median(col(on, "verifier"))),
+        # freeing Hermes's previous request lists on the verifier thread (Hermes's own garbage, which its
+        # thread frees without replaykit: moved, not added; not in the parts)
+        "release_us_per_event": us(statistics.median(col(on, "release"))),
+        # (b) GC: collections' CPU with the plugin minus without (medians), every thread / Hermes's thread
+        "gc_us_per_event": us(gc_net), "gc_us_per_event_hermes_thread": us(gc_thread_net),
+        "gc_s": [round(statistics.median(col(base, "gc")), 4), round(statistics.median(col(on, "gc")), 4)],
+        "gc_collections": [statistics.median(col(base, "gc_collections")), statistics.median(col(on, "gc_collections"))],
+        # the robust estimate: direct + GC + verification, each measured on its own
+        "parts_us_per_event": us(direct[0] + gc_net + statistics.median(col(on, "verifier"))),
         "trace_bytes": size, "unique_content_bytes": unique, "trace_ratio": round(size / unique, 2),
-        "request_fixes": fixes,
+        "request_fixes": on[-1]["fixes"],
     }
+
+
+@contextlib.contextmanager
+def _variant(name: str) -> Iterator[None]:
+    """What-if variants of the recorder, for pricing each option (bench only; none is what ships):
+    ``batched``: events kept in memory and written at close (what batching writes would save; it gives up
+    durability), ``inline``: the middle-of-list comparison on Hermes's thread (no verifier thread: O(N) per
+    call on Hermes's thread), ``unverified``: no middle comparison at all (gives up exactness)."""
+    from replaykit.adapters.hermes.capture.wire_deltas import Verifier
+    from replaykit.core.store import RunWriter
+
+    saved: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, attr: str, value: Any) -> None:
+        saved.append((owner, attr, owner.__dict__[attr]))
+        setattr(owner, attr, value)
+
+    if name == "batched":
+        held: list[bytes] = []
+        patch(RunWriter, "_write_bytes", lambda self, data: held.append(data))
+    elif name == "inline":
+        patch(Verifier, "submit", lambda self, check: self._verify(check))
+    elif name == "unverified":
+        patch(Verifier, "submit", lambda self, check: None)
+    try:
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+
+
+def _noop(n: int) -> dict[str, Any]:
+    """A plugin that registers the same hooks and middleware and does nothing: the floor any plugin with
+    these callbacks pays (Hermes's dispatch)."""
+    bus = ls.HermesBus()
+    for name in ("on_session_start", "pre_llm_call", "api_request_error", "post_tool_call", "post_llm_call",
+                 "on_session_end", "on_session_finalize", "on_session_reset", "subagent_start", "subagent_stop"):
+        bus.register_hook(name, lambda **kw: None)
+    for kind in ("llm_execution", "tool_execution"):
+        bus.register_middleware(kind, lambda **kw: kw["next_call"]())
+    gcc = _gc_clock()
+    cpu0 = time.process_time()
+    stats = ls.drive(n, bus, clock=time.thread_time)
+    cpu = time.process_time() - cpu0
+    gcc.close()
+    return {"cpu": cpu, "thread": stats.seconds, "events": stats.events, "gc": gcc.total}
+
+
+def what_if(n: int, repeats: int) -> dict[str, Any]:
+    """Each option priced by its parts, measured on their own (robust to the load, unlike a difference of
+    two whole runs): direct CPU in the callbacks (self-timed, GC excluded), GC CPU against the baseline,
+    the verifier thread's CPU. Also a no-op plugin's net cost (Hermes's dispatch of the same callbacks)."""
+    names = ["shipped", "batched", "inline", "unverified"]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ["base", "noop", *names]}
+    for r in range(repeats):
+        order = ["base", "noop", *names]
+        for name in order if r % 2 == 0 else order[::-1]:
+            if name == "base":
+                runs[name].append(_baseline(n))
+            elif name == "noop":
+                runs[name].append(_noop(n))
+            else:
+                with _variant(name), tempfile.TemporaryDirectory() as tmp:
+                    runs[name].append(_recorded(n, Path(tmp), timed=True))
+    base = runs["base"]
+    events = base[-1]["events"]
+    med = statistics.median
+
+    def us(seconds: float) -> float:
+        return round(seconds / events * 1e6, 2)
+
+    # paired: each no-op run against the baseline run of the same repeat (min-min is fragile under load)
+    noop = med(a["thread"] - b["thread"] for a, b in zip(runs["noop"], base, strict=True))
+    out: dict[str, Any] = {"steps": n, "repeats": repeats, "noop_net_us_per_event": us(noop)}
+    base_gc = med(b["gc"] for b in base)
+    for name in names:
+        rows = runs[name]
+        direct = med(r["direct_cpu"] for r in rows)
+        gc_net = med(r["gc"] for r in rows) - base_gc
+        verifier = med(r["verifier"] for r in rows)
+        out[name] = {"direct": us(direct), "gc": us(gc_net), "verifier": us(verifier),
+                     "release": us(med(r["release"] for r in rows)), "parts": us(direct + gc_net + verifier)}
+    return out
 
 
 def retained_memory(n: int) -> dict[str, Any]:
@@ -148,6 +315,8 @@ def whole_run(turns: int) -> dict[str, Any] | None:
                 out["steps_recorded"] = sum(len(r.steps) for r in runs)
                 timing = json.loads(timing_file.read_text())
                 out["inside_replaykit_s"] = round(timing["seconds"], 4)
+                out["inside_replaykit_cpu_s"] = round(timing.get("cpu_seconds", 0.0), 4)
+                out["inside_replaykit_gc_s"] = round(timing.get("gc_seconds", 0.0), 4)
                 out["inside_replaykit_pct"] = round(timing["seconds"] / result["timings"]["run"] * 100, 3)
                 out["register_s"] = round(timing["register_seconds"], 4)
     return out
@@ -165,21 +334,42 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
     ref = report["reference_loop_us"]
     for s in syn:
         net = s["net_us_per_event"]
+        med, lo, hi = s["net_us_per_event_paired"]
         rows.append({
             "bench": f"hermes recorder, CPU us/Hermes event, {s['steps']} steps",
             "replaykit": round(s["plugin_cpu_s"] / s["hermes_events"] * 1e6, 2),
             "baseline": round(s["baseline_cpu_s"] / s["hermes_events"] * 1e6, 2),
             "ratio": round(s["plugin_cpu_s"] / s["baseline_cpu_s"], 3),
-            "note": f"net {net} us/event all threads, {s['net_us_per_event_hermes_thread']} on Hermes's thread "
+            "note": f"net {net} us/event all threads (min-min of {s['repeats']}; paired median {med} "
+                    f"[{lo}, {hi}]; direct + GC + verifier = {s['parts_us_per_event']}), "
+                    f"{s['net_us_per_event_hermes_thread']} on Hermes's thread "
                     f"(target <= {TARGET_US}): {'OK' if net <= TARGET_US else 'MISS'}; sum(range(1000)) = {ref} us"})
+        d_med, d_lo, d_hi = s["direct_us_per_event"]
+        rows.append({
+            "bench": f"hermes recorder direct us/event, {s['steps']} steps",
+            "replaykit": d_med, "baseline": round(s["baseline_thread_s"] / s["hermes_events"] * 1e6, 2),
+            "ratio": round(d_med / (s["baseline_thread_s"] / s["hermes_events"] * 1e6), 4),
+            "note": f"self-timed thread_time inside the callbacks, GC excluded, median [{d_lo}, {d_hi}] "
+                    f"(+{s['direct_gc_us_per_event']} in collections that started inside); baseline: Hermes's own "
+                    f"loop per event (target <= {TARGET_US}): {'OK' if d_med <= TARGET_US else 'MISS'}"})
+        rows.append({
+            "bench": f"hermes recorder GC us/event, {s['steps']} steps",
+            "replaykit": s["gc_us_per_event"],
+            "baseline": round(s["gc_s"][0] / s["hermes_events"] * 1e6, 2),
+            "ratio": round(s["gc_s"][1] / s["gc_s"][0], 3) if s["gc_s"][0] else None,
+            "note": f"cyclic-GC CPU with the plugin minus without (medians; {s['gc_us_per_event_hermes_thread']} on "
+                    f"Hermes's thread); collections {s['gc_collections'][1]} vs {s['gc_collections'][0]}; "
+                    f"verifier thread {s['verifier_us_per_event']} us/event comparing (+{s['release_us_per_event']} "
+                    f"freeing Hermes's old request lists, moved off Hermes's thread)"})
     if "slope" in report:
         slope = report["slope"]
         rows.append({"bench": f"hermes recorder, total cost slope {syn[0]['steps']}->{big['steps']} steps",
-                     "replaykit": slope["all_threads"], "baseline": slope["baseline"],
-                     "ratio": round(slope["all_threads"] / slope["baseline"], 3) if slope["baseline"] else None,
-                     "note": f"log-log slope of net recorder CPU (Hermes thread {slope['hermes_thread']}; baseline = "
-                             f"Hermes's own loop) (target <= {TARGET_SLOPE}): "
-                             f"{'OK' if slope['all_threads'] <= TARGET_SLOPE else 'MISS'}"})
+                     "replaykit": slope["parts"], "baseline": slope["baseline"],
+                     "ratio": round(slope["parts"] / slope["baseline"], 3) if slope["baseline"] else None,
+                     "note": f"log-log slope of the recorder's cost (direct + GC + verifier; direct alone "
+                             f"{slope['direct']}; net by subtraction {slope['all_threads']}, Hermes's thread "
+                             f"{slope['hermes_thread']}; baseline = Hermes's own loop) (target <= {TARGET_SLOPE}): "
+                             f"{'OK' if slope['parts'] <= TARGET_SLOPE else 'MISS'}"})
     rows.append({"bench": f"trace bytes / unique content, {big['steps']} steps", "replaykit": big["trace_bytes"],
                  "baseline": big["unique_content_bytes"], "ratio": big["trace_ratio"],
                  "note": f"target <= {TARGET_TRACE_RATIO}x: {'OK' if big['trace_ratio'] <= TARGET_TRACE_RATIO else 'MISS'}"})
@@ -189,13 +379,31 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
                      "baseline": mem[0]["bytes_per_message"],
                      "ratio": round(mem[-1]["bytes_per_message"] / mem[0]["bytes_per_message"], 3),
                      "note": f"at {mem[-1]['steps']} vs {mem[0]['steps']} steps: O(1) per message when flat"})
+    options = report.get("what_if")
+    if options:
+        shipped = options["shipped"]["parts"]
+        for name, label, caveat in (("batched", "batched writes", "NOT durable"),
+                                    ("inline", "inline verify", "on Hermes's thread, O(N) per call"),
+                                    ("unverified", "no verify", "NOT exact")):
+            v = options[name]
+            rows.append({"bench": f"hermes option {label}, us/event, {options['steps']} steps",
+                         "replaykit": v["parts"], "baseline": shipped,
+                         "ratio": round(v["parts"] / shipped, 3) if shipped > 0 else None,
+                         "note": f"{caveat}; direct + GC + verifier (medians): "
+                                 f"{v['direct']} + {v['gc']} + {v['verifier']}; baseline = as shipped, same run"
+                                 + ("; direct includes freeing Hermes's old request list (shipped: on the verifier "
+                                    f"thread, {options['shipped']['release']})" if name != "batched" else "")})
+        rows.append({"bench": f"no-op plugin dispatch, us/event, {options['steps']} steps",
+                     "replaykit": options["noop_net_us_per_event"], "baseline": None, "ratio": None,
+                     "note": "same callbacks doing nothing (paired median, Hermes's thread): Hermes's dispatch, the floor of any plugin"})
     whole = report.get("whole_run")
     if whole:
         pct = whole["inside_replaykit_pct"]
         rows.append({"bench": f"hermes offline run {whole['steps_recorded']} steps, run_conversation s",
                      "replaykit": whole["run_conversation_on_s"], "baseline": whole["run_conversation_off_s"],
                      "ratio": round(whole["run_conversation_on_s"] / whole["run_conversation_off_s"], 3),
-                     "note": f"time inside replaykit {pct}% of the run (target <= 1%): {'OK' if pct <= 1 else 'MISS'}"})
+                     "note": f"time inside replaykit {pct}% of the run (wall; CPU {whole.get('inside_replaykit_cpu_s')} s, "
+                             f"of which GC {whole.get('inside_replaykit_gc_s')} s) (target <= 1%): {'OK' if pct <= 1 else 'MISS'}"})
     elif "whole_run" in report:
         rows.append({"bench": "hermes offline run, run_conversation s", "replaykit": None, "baseline": None,
                      "ratio": None, "note": "skipped: hermes-agent is not importable in this venv"})
@@ -205,8 +413,10 @@ def rows_of(report: dict[str, Any]) -> list[dict[str, Any]]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--whole-turns", type=int, default=20, help="user turns of the real Hermes run (0: skip)")
+    parser.add_argument("--what-if", action="store_true",
+                        help="also price each option at the largest size (batched writes, inline or no verification)")
     parser.add_argument("--json", action="store_true", help="end with one line: the rows for bench/run_all.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:  # one-time imports and first-call set-up, not per event
@@ -221,11 +431,17 @@ def main() -> int:
         def slope(a: float, b: float) -> float:
             return round(math.log(b / a) / span, 3) if a > 0 and b > 0 else float("nan")
 
-        report["slope"] = {"all_threads": slope(lo["net_cpu_s"], hi["net_cpu_s"]),
+        report["slope"] = {"parts": slope(lo["parts_us_per_event"] * lo["hermes_events"],
+                                          hi["parts_us_per_event"] * hi["hermes_events"]),
+                           "all_threads": slope(lo["net_cpu_s"], hi["net_cpu_s"]),
                            "hermes_thread": slope(lo["net_thread_s"], hi["net_thread_s"]),
+                           "direct": slope(lo["direct_us_per_event"][0] * lo["hermes_events"],
+                                           hi["direct_us_per_event"][0] * hi["hermes_events"]),
                            "baseline": slope(lo["baseline_cpu_s"], hi["baseline_cpu_s"])}
         report["memory"] = [retained_memory(lo["steps"]), retained_memory(hi["steps"])]
     report["reference_loop_us"] = reference_loop_us()
+    if args.what_if:
+        report["what_if"] = what_if(max(args.sizes), args.repeats)
     if args.whole_turns:
         report["whole_run"] = whole_run(args.whole_turns)
     print(json.dumps(report, indent=2))

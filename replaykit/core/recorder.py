@@ -199,9 +199,9 @@ class Recorder:
         what ``model_dump(mode="json", exclude_none=True)`` gives, key order included (see
         ``replaykit.adapters.hermes.fastpath``). It is written as one line by pydantic-core's serializer
         (one ``os.write``, like ``emit``), so the bytes are those ``emit`` would write, except that the
-        correlation ids equal to the previous event's are left out (``Correlation.same``); the store
-        validates the line, and fills those ids in, when the run is read. Values the serializer cannot write on its own go through
-        validation instead, so such events are written, or rejected, exactly as the slow path would.
+        correlation ids and request fields equal to the previous event's and request's are left out
+        (``Correlation.same``, ``LLMRequest.same``); the store validates the line, and fills them in, when
+        the run is read. Values the serializer cannot write on its own go through validation instead, so such events are written, or rejected, exactly as the slow path would.
         Kept events (``keep_events``) are validated. Requests written this way bypass this class's delta
         encoder (``_last_request_id``): callers encode their own deltas. Returns the event id.
         """
@@ -212,7 +212,7 @@ class Recorder:
             try:
                 # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
                 # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
-                text: str | None = to_json(written, inf_nan_mode="null").decode("utf-8")
+                text: bytes | None = to_json(written, inf_nan_mode="null")
             except Exception:  # a value pydantic-core cannot write by itself: let validation decide
                 text = None
             seq = self._seq
@@ -225,7 +225,9 @@ class Recorder:
                 self.emit(event)  # type: ignore[arg-type]
                 return event_id
             if self.writer is not None:
-                self.writer.append_raw(f'{{"seq":{seq},"id":"{event_id}",{text[1:]}')
+                # Bytes straight from the serializer: no decode and re-encode of the line.
+                self.writer.append_raw(b"".join((b'{"seq":%d,"id":"%s",' % (seq, event_id.encode()),
+                                                 memoryview(text)[1:])))
             self._take_seq()
             if event is not None:
                 self.events.append(event)

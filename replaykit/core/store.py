@@ -110,7 +110,10 @@ class RunWriter:
             self._write_line(model_json(header))
 
     def _write_line(self, text: str) -> None:
-        data = utf8(text + "\n")
+        self._write_bytes(utf8(text + "\n"))
+
+    def _write_bytes(self, data: bytes) -> None:
+        """One ``os.write`` of one whole line (the event is on disk as it happens)."""
         with self._lock:
             if self._fd is None:
                 raise TraceError(f"run {self.header.run_id} is closed")
@@ -122,9 +125,13 @@ class RunWriter:
     def append(self, event: Event) -> None:
         self._write_line(model_json(event))
 
-    def append_raw(self, line: str) -> None:
-        """Append an already-serialized event line (used by hot-path recorders)."""
-        self._write_line(line)
+    def append_raw(self, line: str | bytes) -> None:
+        """Append an already-serialized event line, without its newline (used by hot-path recorders;
+        bytes must be UTF-8, as pydantic-core's serializer writes them)."""
+        if isinstance(line, bytes):
+            self._write_bytes(line + b"\n")
+        else:
+            self._write_line(line)
 
     def sync(self) -> None:
         with self._lock:

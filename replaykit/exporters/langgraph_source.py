@@ -1,6 +1,6 @@
 """``replaykit export RUN --format langgraph -o graph.py``: a readable LangGraph module of a run.
 
-The generated module defines the graph (a model node serving the recorded answers, a ToolNode whose
+The generated module defines the graph (a model node serving the recorded answers, a tools node whose
 tools are plain Python functions returning the recorded results, ``tools_condition`` between them)
 and, run as a script, replays the run through it and prints the replay document as JSON: the same
 document ``replaykit replay --json`` prints (only the wall-clock fields differ).
@@ -33,7 +33,8 @@ Run it:   python {filename}          replays the run offline and prints the repl
 Use it:   from <this module> import build_graph; graph = build_graph(checkpointer=...)
 Port it:  replace the body of each tool function below with the real implementation.
 
-Graph: START -> model -(tools_condition)-> tools (ToolNode) -> model ... -> END.
+Graph: START -> model -(tools_condition)-> tools -> model ... -> END. The tools node answers recorded
+calls itself and runs anything else (a tool body you replaced, say) through LangGraph's ToolNode.
 The model node serves the recorded answers; once the state leaves the record it calls ``live_model``
 (pass one to build_graph) instead of guessing. Every recorded byte lives in RUN_DATA, one JSON string
 literal; nothing from the trace is code. Needs: langgraph, langchain-core.

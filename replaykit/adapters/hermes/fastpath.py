@@ -26,15 +26,31 @@ _ToolCallKeys = frozenset(("id", "type", "function"))
 # The arguments string of a tool call comes back, as the same object, in the next request's assistant
 # message: parse it once. One entry, replaced atomically (threads only ever see a consistent pair).
 _last_args: tuple[str | None, Any] = (None, None)
+_NON_FINITE = object()  # the arguments hold NaN or Infinity: the model's JSON dump turns them into null
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+# Called only for the NaN / Infinity literals, so ordinary arguments parse at json.loads's speed.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def _args(raw: str) -> Any:
+    """The parsed arguments, None for invalid JSON, or ``_NON_FINITE`` (the codec handles those)."""
     global _last_args
     cached = _last_args
     if cached[0] is raw:
         return cached[1]
     try:
-        parsed = json.loads(raw)
+        parsed = _DECODER.decode(raw)
+    except _NonFinite:
+        parsed = _NON_FINITE
     except ValueError:
         parsed = None
     _last_args = (raw, parsed)
@@ -50,8 +66,10 @@ def _tool_call(call: Any) -> dict[str, Any] | None:
     name, raw = fn.get("name"), fn.get("arguments")
     if type(name) is not str or type(raw) is not str:
         return None
-    out: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name}
     parsed = _args(raw)
+    if parsed is _NON_FINITE:
+        return None
+    out: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name}
     if parsed is not None:
         out["arguments"] = parsed
     out["raw_arguments"] = raw
@@ -152,6 +170,8 @@ def chat_response(result: Any) -> dict[str, Any]:
                                 "name": str(_get(fn, "name") or "")}
         if isinstance(raw, str):
             parsed = _args(raw)
+            if parsed is _NON_FINITE:
+                parsed = json.loads(raw)  # what the slow path validates (its dump writes null)
             if parsed is not None:
                 part["arguments"] = parsed
             part["raw_arguments"] = raw

@@ -19,6 +19,7 @@ from replaykit.adapters.hermes.guarded import log_once as _log_once
 from replaykit.adapters.hermes.guarded import logger
 
 _capture: Any = None  # the process-wide HermesCapture once registered
+_timing: Any = None  # the Timing of the last register() when REPLAYKIT_HERMES_TIMING is set (bench)
 
 
 def _safe(where: str, fn: Callable[[dict[str, Any]], Any]) -> Callable[..., None]:
@@ -128,7 +129,7 @@ def build_capture(store_root: Path | None = None) -> Any:
 
 def register(ctx: Any) -> None:
     """Called by Hermes's plugin manager. Never raises."""
-    global _capture
+    global _capture, _timing
     if os.environ.get("REPLAYKIT_DISABLE") == "1":
         return
     started = time.perf_counter()
@@ -136,7 +137,7 @@ def register(ctx: Any) -> None:
     if os.environ.get("REPLAYKIT_HERMES_TIMING"):  # opt-in self-timing (bench); see timing.py
         from replaykit.adapters.hermes.timing import Timing
 
-        timing = Timing(os.environ["REPLAYKIT_HERMES_TIMING"])
+        timing = _timing = Timing(os.environ["REPLAYKIT_HERMES_TIMING"])
     try:
         capture = _capture or build_capture()
         _capture = capture

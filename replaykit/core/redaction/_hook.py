@@ -53,7 +53,7 @@ class RedactingWriter:
     def append(self, event: Event) -> None:
         self.writer.append(redact_event(event, self.redactor))
 
-    def append_raw(self, line: str) -> None:
+    def append_raw(self, line: str | bytes) -> None:
         # A raw line cannot be redacted structurally; parse it as an event and redact that.
         from replaykit.core.store import parse_event_line
 

@@ -1,6 +1,6 @@
 """``replaykit play RUN --engine langgraph``: the run's LangGraph graph, driven by the core cursor.
 
-The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, ToolNode, the
+The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, tools node, the
 ``tools_condition`` loop), but both nodes ask the shared serve-then-live cursor
 (``replaykit.core.cursor.ReplayCursor``, set up by ``replaykit.core.play.start_play``) what to do:
 

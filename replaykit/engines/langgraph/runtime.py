@@ -1,4 +1,4 @@
-"""The LangGraph runtime of a recorded run: a model node, a ToolNode and the loop between them.
+"""The LangGraph runtime of a recorded run: a model node, a tools node and the loop between them.
 
 This module imports only the standard library, ``langchain_core``, ``langgraph`` and replaykit's
 stdlib-only ``core.serve`` (the delta resolver, the request fingerprint, the serve position) and
@@ -50,6 +50,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
@@ -75,52 +76,80 @@ class ReplayDesync(RuntimeError):
 def replay_messages(left: Sequence[BaseMessage], right: Any) -> list[BaseMessage]:
     """The messages reducer: ``add_messages``'s rule (replace by id, append the rest, ``RemoveMessage``,
     remove all) without rebuilding an id index of the whole conversation at every superstep (which
-    made a long replay quadratic): the index of the list this reducer returned last is kept and copied."""
+    made a long replay quadratic). The graph's own lists are positional (the message at ``i`` has id
+    ``rk-<i>``): for a list this reducer returned lately that still is, a message's id is its place and
+    no index is needed; otherwise the list's id index, kept from when the reducer returned it (a copy)
+    or built."""
     items = right if isinstance(right, list) else [right]
     if any(not isinstance(m, BaseMessage) or m.id is None for m in items):
         general: list[BaseMessage] = add_messages(list[Any](left), items)  # type: ignore[assignment]
         return general  # foreign input (dicts, id-less messages): the general rule
     merged = list(left)
-    index = _index_of(left)
+    index = _index_of(left)  # None: positional
     for message in items:
-        if isinstance(message, RemoveMessage):
-            if message.id == REMOVE_ALL_MESSAGES:
-                merged, index = [], {}
+        mid: str = message.id  # type: ignore[assignment]
+        if index is None:
+            at = _position(mid)
+            if at is not None and at <= len(merged) and not isinstance(message, RemoveMessage):
+                if at == len(merged):
+                    merged.append(message)
+                else:
+                    merged[at] = message  # positional: merged[at] has this very id
                 continue
-            if message.id not in index:
-                raise ValueError(f"attempting to delete a message with an id that doesn't exist ('{message.id}')")
-            del merged[index[message.id]]
-            index = _index_of(merged)
+            index = {m.id: i for i, m in enumerate(merged)}  # type: ignore[misc]
+        if isinstance(message, RemoveMessage):
+            if mid == REMOVE_ALL_MESSAGES:
+                merged, index = [], None
+                continue
+            if mid not in index:
+                raise ValueError(f"attempting to delete a message with an id that doesn't exist ('{mid}')")
+            del merged[index[mid]]
+            index = {m.id: i for i, m in enumerate(merged)}  # type: ignore[misc]
             continue
-        at = index.get(message.id)  # type: ignore[arg-type]
-        if at is None:
-            index[message.id] = len(merged)  # type: ignore[index]
+        found = index.get(mid)
+        if found is None:
+            index[mid] = len(merged)
             merged.append(message)
         else:
-            merged[at] = message
+            merged[found] = message
     # The last few lists returned: LangGraph may reduce against one of them again (a copy of it, or the
     # value one superstep back), and each holds the conversation whole.
     _INDEX_CACHE[:] = [(merged, index), *_INDEX_CACHE[:3]]
     return merged
 
 
-_INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int]]] = []
+_INDEX_CACHE: list[tuple[list[BaseMessage], dict[str, int] | None]] = []
 
 
-def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int]:
-    """Message id -> position: a copy of a cached index when ``messages`` holds the very messages of a
-    list returned lately (LangGraph may hand back a copy of it), else built."""
+def _position(mid: str) -> int | None:
+    """``i`` for the positional id ``rk-<i>`` (exactly as ``message_id`` writes it), else None."""
+    if mid.startswith("rk-") and mid[3:].isdigit():
+        at = int(mid[3:])
+        if message_id(at) == mid:
+            return at
+    return None
+
+
+def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int] | None:
+    """Message id -> position, or None when ``messages`` is known positional: from the cache when it
+    holds the very messages of a list returned lately (LangGraph may hand back a copy of it; an index is
+    copied, as the list it belongs to may be reduced again), else built (an empty list is positional)."""
+    if not messages:
+        return None
     for cached, index in _INDEX_CACHE:
         if len(cached) == len(messages) and all(map(operator.is_, cached, messages)):
-            return dict(index)
+            return None if index is None else dict(index)
     return {m.id: i for i, m in enumerate(messages) if isinstance(m.id, str)}
 
 
 def _replay_messages_batch(state: list[BaseMessage], writes: Sequence[Any]) -> list[BaseMessage]:
-    """``replay_messages`` over a batch of writes (the form a ``DeltaChannel`` reducer takes)."""
+    """``replay_messages`` over a batch of writes (the form a ``DeltaChannel`` reducer takes), in one
+    pass: the rule goes message by message, so the writes' messages in order are one write (rebuilding
+    a checkpointed state replays up to a snapshot's worth of writes; one copy of the list, not one each)."""
+    items: list[Any] = []
     for write in writes:
-        state = replay_messages(state, write)
-    return state
+        items.extend(write if isinstance(write, list) else [write])
+    return replay_messages(state, items)
 
 
 def _messages_channel() -> Any:
@@ -135,7 +164,18 @@ def _messages_channel() -> Any:
 
 
 class MessagesState(TypedDict):
+    """The state with a checkpointer: the messages in a ``DeltaChannel`` where LangGraph has it."""
+
     messages: Annotated[list[AnyMessage], _messages_channel()]
+
+
+class UncheckpointedMessagesState(TypedDict):
+    """The state without a checkpointer: the same messages and reducer in LangGraph's plain reducer
+    channel. Nothing is stored, so a ``DeltaChannel`` gains nothing, and LangGraph stamps ids on every
+    message written to one: without a checkpointer each turn's input is the whole conversation, so that
+    was a Python loop over the conversation at every turn."""
+
+    messages: Annotated[list[AnyMessage], replay_messages]
 
 
 def canonical(value: Any) -> str:
@@ -228,11 +268,20 @@ def _agrees(message: BaseMessage, ir: JSON) -> bool:
         for c, p in zip(calls, wanted, strict=True))
 
 
+def _verified_key(message: BaseMessage) -> tuple[int, int, int, int, int]:
+    return (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
+            id(getattr(message, "status", None)), id(message.additional_kwargs))
+
+
+def _remember(message: BaseMessage, stash: JSON | None) -> None:
+    if len(_VERIFIED) >= _VERIFIED_MAX:
+        _VERIFIED.clear()
+    _VERIFIED[_verified_key(message)] = (message, stash)
+
+
 def stash_of(message: BaseMessage) -> JSON | None:
     """The stash of a message whose visible fields still agree with its IR, else None."""
-    key = (id(message), id(message.content), id(getattr(message, "tool_calls", None)),
-           id(getattr(message, "status", None)), id(message.additional_kwargs))
-    hit = _VERIFIED.get(key)
+    hit = _VERIFIED.get(_verified_key(message))
     if hit is not None and hit[0] is message:
         return hit[1]
     stash = message.additional_kwargs.get(STASH)
@@ -240,9 +289,7 @@ def stash_of(message: BaseMessage) -> JSON | None:
         stash = None
     elif not _agrees(message, stash["ir"]) and _view(ir_to_lc(stash["ir"], "x")) != _view(message):
         stash = None
-    if len(_VERIFIED) >= _VERIFIED_MAX:
-        _VERIFIED.clear()
-    _VERIFIED[key] = (message, stash)
+    _remember(message, stash)
     return stash
 
 
@@ -402,7 +449,11 @@ class ReplayLog:
 
 def _stamp(message: JSON, position: int, provenance: str, llm_index: int | None = None,
            step: int | None = None, next_llm: int | None = None) -> BaseMessage:
-    return ir_to_lc(message, message_id(position), provenance, llm_index, step, next_llm)
+    """A message the graph creates from an IR message: it agrees with its IR by construction, so it is
+    remembered as verified (``stash_of`` would otherwise check its fields the first time it is read)."""
+    stamped = ir_to_lc(message, message_id(position), provenance, llm_index, step, next_llm)
+    _remember(stamped, stamped.additional_kwargs[STASH])
+    return stamped
 
 
 class StateView:
@@ -419,10 +470,11 @@ class StateView:
 
     def update(self, messages: Sequence[BaseMessage]) -> StateView:
         old = self._messages
-        same = min(len(old), len(messages))
-        if same:
-            flags = list(map(operator.is_, old[:same], messages[:same]))
-            same = flags.index(False) if False in flags else same
+        flags = list(map(operator.is_, old, messages))  # up to the shorter list, in C
+        try:
+            same = flags.index(False)
+        except ValueError:
+            same = len(flags)
         del self.stashes[same:], self._pure[same:], self._next[same:], self._irs[same:]
         pure = self._pure[-1] if self._pure else True
         nxt = self._next[-1] if self._next else 0
@@ -445,6 +497,10 @@ class StateView:
     def next_llm(self) -> int:
         return self._next[-1] if self._next else 0
 
+    def differing(self, request: Sequence[JSON]) -> list[int]:
+        """``differing(request, irs)`` against this view's IR list (which it may update)."""
+        return differing(request, self._irs)
+
     def irs(self) -> list[JSON]:
         if self.pure:
             return list(self._irs)  # type: ignore[arg-type]  # pure: every message has its IR
@@ -460,7 +516,7 @@ class ModelNode:
         self.live_model = live_model
         self._view = StateView()
 
-    def __call__(self, state: MessagesState) -> JSON:
+    def __call__(self, state: JSON) -> JSON:  # not MessagesState: the graph picks the state schema
         messages = state["messages"]
         view = self._view.update(messages)
         if view.pure:
@@ -493,18 +549,19 @@ class ModelNode:
                 out.append(_stamp(message, i, old["provenance"], old.get("llm_index"), old.get("step")))
             return {"messages": out}
         request = self.record.requests[index]
-        prefix = request[: len(current)] == current
-        return self._serve(index, current, len(messages), replace=not prefix, stashes=stashes)
+        differ = view.differing(request)
+        prefix = not differ and len(request) >= len(current)
+        return self._serve(index, current, len(messages), replace=not prefix, stashes=stashes, differ=differ)
 
     def _serve(self, index: int, current: list[JSON], position: int, *, replace: bool,
-               stashes: Sequence[JSON | None] | None = None) -> JSON:
+               stashes: Sequence[JSON | None] | None = None, differ: list[int] | None = None) -> JSON:
         request = self.record.requests[index]
         event = self.record.llm[index]
         out: list[Any] = []
         if replace:
             # The harness rewrote the context (compression, injected notes, re-serialized arguments):
             # adopt the recorded request.
-            out = adopt_request(request, current, stashes, index)
+            out = adopt_request(request, current, stashes, index, differ)
         else:
             out += [_stamp(m, position + i, "recorded") for i, m in enumerate(request[len(current):])]
         position = len(request)
@@ -548,6 +605,7 @@ class ToolRouter:
         self.log = log
         self.implementations = dict(implementations or {})
         self.guard = guard
+        self._recorded_functions: set[str] = set()  # tools whose function answered through ``answer``
 
     def answer(self, name: str, args: JSON) -> str:
         """The body of every recorded tool function (runs inside ``wrap``, which set the call)."""
@@ -588,7 +646,6 @@ class ToolRouter:
         asker = next(m for m in reversed(messages) if isinstance(m, AIMessage))
         stash = stash_of(asker)
         offset = [c["id"] for c in asker.tool_calls].index(tool_call["id"])
-        position = len(messages) + offset
         call: JSON = {"id": tool_call["id"], "llm_index": stash.get("llm_index") if stash else None,
                       "asker_provenance": provenance_of(asker), "outcome": None}
         token = _CURRENT_CALL.set(call)
@@ -596,12 +653,45 @@ class ToolRouter:
             result = execute(request)
         finally:
             _CURRENT_CALL.reset(token)
+        if call["outcome"] is not None:  # the tool's function is a recorded one: it asked ``answer``
+            self._recorded_functions.add(tool_call["name"])
         if not isinstance(result, ToolMessage):
             return result
         provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok",
                                                           "executed": True})
+        return self._answered(tool_call, len(messages) + offset, offset, provenance, detail, result)
+
+    def serve_inline(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
+        """The tool messages of the last AI message's calls when the record holds every one of them and
+        each tool's function is a recorded one (it answers through ``answer``, so serving it here is
+        exactly what the ToolNode would do, minus a thread pool and the tool-call machinery per
+        superstep); else None (the ToolNode runs the message)."""
+        asker = next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+        if asker is None or not asker.tool_calls:
+            return None
+        calls = asker.tool_calls
+        if any(c["name"] not in self._recorded_functions for c in calls):
+            return None  # a real tool body (or one not called yet): run it as LangGraph does
+        provenance = provenance_of(asker)
+        if provenance not in PURE and provenance != "edited":
+            return None
+        stash = stash_of(asker)
+        llm_index = stash.get("llm_index") if stash else None
+        events: list[JSON] = []
+        for c in calls:
+            event = self.record.recorded_tool(llm_index, str(c["id"]), c["name"], c["args"])
+            if event is None:
+                return None
+            events.append(event)
+        return [self._answered(c, len(messages) + offset, offset, "served", event)
+                for offset, (c, event) in enumerate(zip(calls, events, strict=True))]
+
+    def _answered(self, tool_call: Any, position: int, offset: int, provenance: str, detail: JSON,
+                  result: ToolMessage | None = None) -> BaseMessage:
+        """The stamped tool message of one answered call, logged (``detail``: the served event, or the
+        live outcome with the ToolNode's ``result``)."""
         status = detail.get("status", "ok")
-        if provenance == "served":
+        if provenance == "served" or result is None:
             ir = tool_message(detail)
         else:
             ir = lc_to_ir(result.model_copy(update={"additional_kwargs": {}}))
@@ -613,6 +703,26 @@ class ToolRouter:
                        "duration": detail.get("duration")}
         self.log.add(entry)
         return _stamp(ir, position, provenance, step=entry["step"])
+
+
+class ToolsNode:
+    """The graph's tools node (a real StateGraph node). A message whose calls the record answers is
+    answered here, in the graph's thread (``router.serve_inline``): the served rung runs nothing, and
+    LangGraph's prebuilt ToolNode would add a new thread pool and the tool-call machinery per superstep
+    (most of a replay's time). Any other message (a live tool, a real tool body, a call the record does
+    not hold) goes whole to a prebuilt ``ToolNode``: parallel execution, argument handling and error
+    messages as LangGraph does them."""
+
+    def __init__(self, tools: Sequence[StructuredTool], router: Any) -> None:
+        self.tool_node = ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True)
+        self.router = router
+
+    def __call__(self, state: JSON, config: RunnableConfig) -> Any:
+        serve = getattr(self.router, "serve_inline", None)
+        answered = serve(state["messages"]) if serve is not None else None
+        if answered is not None:
+            return {"messages": answered}
+        return self.tool_node.invoke(state, config)
 
 
 # ------------------------------------------------------------------------------------ the graph
@@ -639,11 +749,13 @@ def make_tools(specs: Sequence[JSON], functions: Sequence[Callable[..., Any]]) -
 def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolRouter, *,
                 checkpointer: Any = None) -> Any:
     """model -> (tools_condition) -> tools -> model, over a messages state."""
-    graph = StateGraph(MessagesState)
+    graph: Any = StateGraph(MessagesState if checkpointer is not None else UncheckpointedMessagesState)
     graph.add_node(MODEL_NODE, model)
     graph.add_edge(START, MODEL_NODE)
     if tools:
-        graph.add_node(TOOLS_NODE, ToolNode(list(tools), wrap_tool_call=router.wrap, handle_tool_errors=True))
+        node = ToolsNode(tools, router)
+        # The drawing names a node's tools when it is a ToolNode; this node says them itself.
+        graph.add_node(TOOLS_NODE, node, metadata={"__tools": list(node.tool_node.tools_by_name)})
         graph.add_conditional_edges(MODEL_NODE, tools_condition, {"tools": TOOLS_NODE, END: END})
         graph.add_edge(TOOLS_NODE, MODEL_NODE)
     else:
@@ -652,13 +764,33 @@ def build_graph(model: ModelNode, tools: Sequence[StructuredTool], router: ToolR
 
 
 def turn_input(record: Record, index: int, state: list[JSON],
-               stashes: Sequence[JSON | None] | None = None) -> list[Any]:
+               stashes: Sequence[JSON | None] | None = None, differ: list[int] | None = None) -> list[Any]:
     """What to send the graph to start recorded LLM call ``index`` from ``state``."""
-    return adopt_request(record.requests[index], state, stashes, index)
+    return adopt_request(record.requests[index], state, stashes, index, differ)
+
+
+def differing(request: Sequence[JSON], state: list[Any]) -> list[int]:
+    """The positions (below both lengths) where ``request`` holds another message than ``state``.
+
+    Found in C by identity first; a message equal to the state's but another object (the recorded
+    request's own copy of a served tool result, say) is then written into ``state`` in place of the
+    state's, so that position is an identity check from then on. Without this, every model call compared
+    every such message again by value: the whole conversation per step."""
+    flags = list(map(operator.is_, request, state))
+    differ: list[int] = []
+    at = -1
+    with contextlib.suppress(ValueError):  # flags.index raises when no position is left
+        while True:
+            at = flags.index(False, at + 1)
+            if request[at] == state[at]:
+                state[at] = request[at]
+            else:
+                differ.append(at)
+    return differ
 
 
 def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON | None] | None,
-                  index: int) -> list[Any]:
+                  index: int, differ: list[int] | None = None) -> list[Any]:
     """The updates that turn ``state`` into the recorded ``request`` of LLM call ``index``.
 
     Message by message when the request is the same conversation (same roles, at least as long): equal
@@ -666,20 +798,16 @@ def adopt_request(request: list[JSON], state: list[JSON], stashes: Sequence[JSON
     (provider_details) keeps its provenance and place in the record (llm_index, step), one the harness
     rewrote (re-stripped text, re-serialized arguments) becomes ``recorded``; same positional ids, so
     the reducer replaces. Anything else (a compressed context) replaces the whole state. New and
-    rewritten messages are marked as the request of call ``index``: the model node serves it next."""
-    flags = list(map(operator.is_, request, state))
-    differ: list[int] = []
-    with contextlib.suppress(ValueError):  # the positions that are not the very same object, found in C
-        while True:
-            differ.append(flags.index(False, differ[-1] + 1 if differ else 0))
+    rewritten messages are marked as the request of call ``index``: the model node serves it next.
+    ``differ``: ``differing(request, state)`` when the caller has it."""
+    if differ is None:
+        differ = differing(request, list(state))
     if len(request) < len(state) or any(request[i].get("role") != state[i].get("role") for i in differ):
         return [RemoveMessage(id=REMOVE_ALL_MESSAGES),
                 *(_stamp(m, i, "recorded", next_llm=index) for i, m in enumerate(request))]
     out: list[Any] = []
     for i in differ:
         new, old_ir = request[i], state[i]
-        if new == old_ir:
-            continue
         old = (stashes[i] if stashes is not None and i < len(stashes) else None) or {}
         if _without_details(new) == _without_details(old_ir):
             out.append(_stamp(new, i, str(old.get("provenance", "recorded")), old.get("llm_index"), old.get("step")))
@@ -704,6 +832,17 @@ def next_recorded_call(messages: Sequence[BaseMessage]) -> int:
     return next_llm_index(stash_of(m) for m in messages)
 
 
+def whole_state(messages: list[BaseMessage]) -> Any:
+    """The messages as a whole new channel value (``Overwrite``, where LangGraph has it): the reducer
+    would otherwise merge the whole conversation into an empty state message by message at every
+    ``invoke``, the only per-turn work that grew with the conversation in Python."""
+    try:
+        from langgraph.types import Overwrite
+    except ImportError:
+        return messages
+    return Overwrite(messages)
+
+
 def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync") -> Any:
     """``graph.invoke``; ``durability`` only with a checkpointer (langgraph rejects it otherwise)."""
     if getattr(graph, "checkpointer", None) is None:
@@ -714,16 +853,34 @@ def invoke(graph: Any, value: Any, config: JSON | None, durability: str = "sync"
 def drive(graph: Any, record: Record, config: JSON | None = None, *, durability: str = "sync") -> list[BaseMessage]:
     """Replay the record through the graph, one ``invoke`` per user turn; the final messages. Once the
     graph leaves the record (a real tool, a live model), later recorded user turns are still sent."""
+    try:
+        return _drive(graph, record, config, durability)
+    finally:
+        forget_verified()
+
+
+def forget_verified() -> None:
+    """Empty the module's caches (verified messages, reducer indexes): they hold the messages of a
+    replay alive, and a process that replays again and again kept every earlier conversation (each
+    later replay slower: a larger heap). A message read again after this is simply verified again."""
+    _VERIFIED.clear()
+    _INDEX_CACHE.clear()
+
+
+def _drive(graph: Any, record: Record, config: JSON | None, durability: str) -> list[BaseMessage]:
     messages: list[BaseMessage] = []
     index = 0
     view = StateView()
     while index < len(record.llm):
         view.update(messages)
-        state = [lc_to_ir(m) for m in messages] if not view.pure else view.irs()
-        new = turn_input(record, index, state, view.stashes)
+        if view.pure:
+            state, differ = view.irs(), view.differing(record.requests[index])
+        else:
+            state, differ = [lc_to_ir(m) for m in messages], None
+        new = turn_input(record, index, state, view.stashes, differ)
         if getattr(graph, "checkpointer", None) is None:
             # No checkpointer: the graph keeps no state between invokes; send the whole updated state.
-            new = replay_messages(messages, new)
+            new = whole_state(replay_messages(messages, new))
         result = invoke(graph, {"messages": new}, config, durability)
         messages = result["messages"]
         if not view.update(messages).pure:
@@ -752,6 +909,6 @@ def continue_turns(graph: Any, record: Record, messages: list[BaseMessage], conf
             trailing.insert(0, message)
         new: list[Any] = [_stamp(m, len(messages) + i, "recorded") for i, m in enumerate(trailing)]
         if getattr(graph, "checkpointer", None) is None:
-            new = [*messages, *new]
+            new = whole_state(replay_messages(messages, new))
         messages = invoke(graph, {"messages": new}, config, durability)["messages"]
     return messages

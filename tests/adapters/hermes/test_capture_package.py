@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +92,14 @@ def test_the_request_decision_on_hermes_thread_is_o1_in_the_conversation():
     assert _Counting.compared <= wire_deltas.WINDOW + 1  # the system message and the window, no more
 
 
-def _record(tmp_path: Path, n_steps: int, rewrite_turn: int | None) -> tuple[Path, list[dict[str, Any]], HermesCapture]:
+def _edit_content(messages: list[Any]) -> None:
+    messages[3] = {**messages[3], "content": "rewritten in place"}
+
+
+def _record(tmp_path: Path, n_steps: int, rewrite_turn: int | None,
+            edit: Callable[[list[Any]], None] = _edit_content) -> tuple[Path, list[dict[str, Any]], HermesCapture]:
     """The long-session workload through the real plugin; optionally an old message is edited in place
-    (same count, same system prompt, same recent tail) before turn ``rewrite_turn``."""
+    (same count, same system prompt, same recent tail) by ``edit`` before turn ``rewrite_turn``."""
     from replaykit.adapters.hermes import plugin
 
     cap = HermesCapture(RunStore(tmp_path))
@@ -103,7 +109,7 @@ def _record(tmp_path: Path, n_steps: int, rewrite_turn: int | None) -> tuple[Pat
 
     def spy(**kw: Any) -> Any:
         if kw.get("api_call_count") == 1 and rewrite_turn is not None and f":{rewrite_turn:08x}" in kw["turn_id"]:
-            kw["request"]["messages"][3] = {**kw["request"]["messages"][3], "content": "rewritten in place"}
+            edit(kw["request"]["messages"])
         body = {k: v for k, v in kw["request"].items() if k != "timeout"}
         sent.append(json.loads(json.dumps(body)))
         return llm(**kw)
@@ -141,3 +147,35 @@ def test_the_long_session_records_every_request_exactly(tmp_path):
             if type(item) is MessageRef or item.role == "tool"]
     assert refs and all(type(item) is MessageRef for item in refs)
     assert 0 < sum(1 for item in refs if item.strip) < len(refs)
+
+
+def _first_assistant_with_calls(messages: list[Any]) -> int:
+    return next(i for i, m in enumerate(messages) if m.get("tool_calls"))
+
+
+def _edit_tool_arguments(messages: list[Any]) -> None:
+    """A nested edit: one tool call's arguments string in an old assistant message."""
+    i = _first_assistant_with_calls(messages)
+    calls = [dict(c) for c in messages[i]["tool_calls"]]
+    calls[0] = {**calls[0], "function": {**calls[0]["function"], "arguments": '{"edited":true}'}}
+    messages[i] = {**messages[i], "tool_calls": calls}
+
+
+def _edit_extra_key(messages: list[Any]) -> None:
+    """A key the message did not have (the fast decoder declines it: the codec restates it)."""
+    messages[2] = {**messages[2], "name": "someone"}
+
+
+def _edit_just_outside_the_window(messages: list[Any]) -> None:
+    """The last message the O(1) check on Hermes's thread does not look at (a turn's first request has
+    two messages more than the last one: its final answer and the new user message)."""
+    i = len(messages) - 3 - wire_deltas.WINDOW
+    messages[i] = {**messages[i], "content": str(messages[i].get("content") or "") + " (edited)"}
+
+
+@pytest.mark.parametrize("edit", [_edit_tool_arguments, _edit_extra_key, _edit_just_outside_the_window])
+def test_hostile_edits_of_old_messages_still_rebuild_every_request_exactly(tmp_path, edit):
+    path, sent, cap = _record(tmp_path, 40, rewrite_turn=2, edit=edit)
+    assert cap.verifier.fixes == 2  # caught off Hermes's thread: the edited request and the next one
+    run = Run.load(path)
+    assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]

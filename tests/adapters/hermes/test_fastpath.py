@@ -103,6 +103,18 @@ def test_other_shapes_are_left_to_the_codec(message):
     assert fastpath.chat_message(message) is None
 
 
+@pytest.mark.parametrize("raw", ["Infinity", '{"x": NaN}', '[1, -Infinity]'])
+def test_non_finite_arguments_are_left_to_the_codec(raw):
+    """json.loads reads NaN / Infinity as floats; the IR's JSON dump writes null there: not the fast
+    path's business (found by the generated-messages property below)."""
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": raw}}
+    assert fastpath.chat_message({"role": "assistant", "content": None, "tool_calls": [call]}) is None
+    response = SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+        content=None, tool_calls=[SimpleNamespace(id="c", function=SimpleNamespace(name="f", arguments=raw))]),
+        finish_reason="tool_calls")], usage=None, model="m", id="r")
+    assert fastpath.chat_response(response)["message"]["parts"][0]["raw_arguments"] == raw
+
+
 text = st.text(max_size=12)
 json_args = st.one_of(st.just("{}"), st.builds(json.dumps, st.dictionaries(text, st.one_of(text, st.integers(), st.none()),
                                                                              max_size=3)), text)

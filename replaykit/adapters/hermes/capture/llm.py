@@ -52,7 +52,7 @@ class LLMCapture(SessionCapture):
         """Capture the request at once (Hermes's live object; never mutated)."""
         request = kw.get("request")
         session_id = kw.get("session_id")
-        if not isinstance(request, Mapping) or not session_id:
+        if not session_id or not (type(request) is dict or isinstance(request, Mapping)):  # (ABC check: slow)
             return None
         api = wire.API_OF_MODE.get(str(kw.get("api_mode") or "chat_completions"), CHAT)
         state = self.session(session_id, model=kw.get("model"), platform=kw.get("platform"))
@@ -69,8 +69,8 @@ class LLMCapture(SessionCapture):
 
     def llm_after(self, cap: LLMAttempt, result: Any) -> None:
         state, api = cap.state, cap.api
-        if was_streamed(api, result):
-            cap.params = {**cap.params, "stream": True}
+        if was_streamed(api, result):  # cap.params is this attempt's own dict (split_request)
+            cap.params["stream"] = True
             if api == CHAT:
                 cap.params.setdefault("stream_options", {"include_usage": True})
         response = fastpath.chat_response(result) if api == CHAT and _is_chat(result) else \
@@ -216,7 +216,10 @@ def _toolsets_of(names: list[str]) -> list[str] | None:
 
 def _is_chat(result: Any) -> bool:
     """Whether ``response_to_ir`` would read a Chat-mode result as a chat completion (the same test)."""
-    get = result.get if isinstance(result, dict) else (lambda name, default=None: getattr(result, name, default))
-    if get("choices") is not None:
+    if isinstance(result, dict):
+        if result.get("choices") is not None:
+            return True
+        return result.get("output") is None and result.get("stop_reason", "?") == "?"
+    if getattr(result, "choices", None) is not None:
         return True
-    return get("output") is None and get("stop_reason", "?") == "?"
+    return getattr(result, "output", None) is None and getattr(result, "stop_reason", "?") == "?"
