@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -109,17 +109,23 @@ def event_texts(run: Run) -> list[str]:
     ``ToolRefs``): each tool result is embedded once."""
     texts: list[str] = []
     refs = ToolRefs()
+    recent: list[ToolCallEvent] = []  # tool calls since the last request (noted only when one needs them)
     for event in run.events:
-        if isinstance(event, ToolCallEvent):
-            refs.note(event)
-        elif isinstance(event, LLMCallEvent | ErrorEvent) and event.request is not None:
-            append = event.request.context.append
-            swapped = refs.swap(list(append)) if any(m.role == "tool" for m in append
-                                                      if isinstance(m, Message)) else append
-            refs.clear()
+        kind = event.kind  # not isinstance: pydantic models go through ABCMeta (see Run.steps)
+        if kind == "tool_call":
+            recent.append(cast(ToolCallEvent, event))
+        elif kind in ("llm_call", "error") and cast(LLMCallEvent | ErrorEvent, event).request is not None:
+            request = cast(LLMCallEvent, event).request
+            append = request.context.append
+            swapped = append
+            if recent and any(type(m) is Message and m.role == "tool" for m in append):
+                for tool in recent:
+                    refs.note(tool)
+                swapped = refs.swap(list(append))
+            recent.clear()
             if swapped != append:
-                context = event.request.context.model_copy(update={"append": swapped})
-                event = event.model_copy(update={"request": event.request.model_copy(update={"context": context})})
+                context = request.context.model_copy(update={"append": swapped})
+                event = event.model_copy(update={"request": request.model_copy(update={"context": context})})
         texts.append(model_json(event))
     return texts
 

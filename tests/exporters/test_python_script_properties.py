@@ -147,7 +147,7 @@ def _refs_expanded(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for event in events:
         context = (event.get("request") or {}).get("context")
         if context and context.get("append"):
-            context["append"] = expand_refs(context["append"], lambda ref: tool_message(by_id[ref]))
+            context["append"] = expand_refs(context["append"], lambda ref, strip: tool_message(by_id[ref], strip=strip))
     return events
 
 
