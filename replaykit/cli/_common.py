@@ -70,15 +70,20 @@ def load_run(args: argparse.Namespace, ref: str | None = None) -> Any:
     # allocations make it traverse them all, two or three times (a third of ``inspect``'s CPU on a
     # 10,000-step run). A command runs once and exits: move them out of the collector's sight.
     gc.freeze()
-    if run.report is not None:
-        for warning in run.report.warnings:
-            print(f"replaykit: warning: {run.report.path}: {warning}", file=sys.stderr)
+    warn_read_report(run.report)
     return run
+
+
+def warn_read_report(report: Any) -> None:
+    """What the reader skipped (a torn last line), one warning line each on stderr."""
+    if report is not None:
+        for warning in report.warnings:
+            print(f"replaykit: warning: {report.path}: {warning}", file=sys.stderr)
 
 
 def print_json(document: Any) -> None:
     # jsonsafe: a lone surrogate in trace data is printed as its \\u escape, never a UnicodeEncodeError
-    sys.stdout.write(jsonsafe.dumps(document, indent=2, default=str) + "\n")
+    sys.stdout.write(jsonsafe.dumps_indented(document) + "\n")
 
 
 def console(stderr: bool = False) -> Any:

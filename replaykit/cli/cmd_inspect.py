@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
-from replaykit.cli._common import add_json, add_store, console, load_run, print_json
-from replaykit.core import jsonsafe
+from replaykit.cli._common import add_json, add_store, console, load_run, print_json, warn_read_report
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,47 +28,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.set_defaults(handler=handle)
 
 
-def summary(run: Any) -> dict[str, Any]:
-    header = run.header
-    return {
-        "run_id": run.run_id,
-        "created_at": header.created_at,
-        "source": header.source.model_dump(exclude_none=True),
-        "model": run.model,
-        "provider": header.provider,
-        "base_url": header.base_url,
-        "api_mode": header.api_mode,
-        "lineage": jsonsafe.model_data(header.lineage, exclude_none=True) if header.lineage else None,
-        "tags": list(header.tags),
-        "status": run.status,
-        "steps": len(run.steps),
-        "events": len(run.events),
-        "failing_step": run.failing_step,
-        "final_answer": run.final_answer,
-        "duration": round(run.duration, 6),
-    }
-
-
 def handle(args: argparse.Namespace) -> int:
-    run = load_run(args)
     if args.step is not None:
-        return _show_step(run, args.step, as_json=args.json)
-    from replaykit.core.timeline import timeline_rows
-
-    rows = timeline_rows(run, include_bookkeeping=args.all)
-    extras = _graph(run) if args.graph else {}
-    from replaykit.core.health import run_health
-
-    health = run_health(run)
-    extras["health"] = health.to_json()
+        return _show_step(load_run(args), args.step, as_json=args.json)
+    view = _view(args)
     if args.json:
-        print_json({**summary(run), "timeline": rows, **extras})
+        print_json(view.to_json())
         return 0
     from rich.text import Text
 
     out = console()
     width = max(60, out.width)
-    info = summary(run)
+    info, health = view.summary, view.health
     out.print(Text(f"run {info['run_id']}  {info['created_at']}", style="bold"))
     out.print(Text(f"{info['source'].get('framework')} · model {info['model'] or '?'} · {info['status']} · "
                    f"{info['steps']} steps · {info['duration']:.3f}s"))
@@ -79,13 +50,38 @@ def handle(args: argparse.Namespace) -> int:
     if info["failing_step"] is not None:
         out.print(Text(f"FAILING STEP {info['failing_step']}  (replaykit inspect {info['run_id']} "
                        f"--step {info['failing_step']})", style="bold red"))
-    _print_lines(out, rows, width)
+    _print_lines(out, view.rows, width)
     if info["final_answer"] is not None:
         out.print(Text("final answer: " + info["final_answer"]))
-    if "graph_mermaid" in extras:
+    if "graph_mermaid" in view.extras:
         out.print(Text("graph (mermaid)", style="bold"))
-        out.print(Text(extras["graph_mermaid"]))
+        out.print(Text(view.extras["graph_mermaid"]))
     return 0
+
+
+def _view(args: argparse.Namespace) -> Any:
+    """The run's summary, timeline and health: one streaming pass over the file (no pydantic, memory
+    O(rows)); the validating reader only for ``--graph`` (it needs the run) or when the streaming pass
+    meets something it cannot vouch for (that reader then words the error)."""
+    from replaykit.core.inspect_view import NeedsFullReader, inspect_run, inspect_trace
+
+    if not args.graph:
+        from replaykit.core.store_index import default_store_root, resolve_ref
+
+        root = Path(args.store).expanduser() if args.store is not None else default_store_root()
+        path = resolve_ref(root, args.run)
+        try:
+            view = inspect_trace(path, include_bookkeeping=args.all)
+        except NeedsFullReader:
+            pass
+        else:
+            warn_read_report(view.report)
+            return view
+    run = load_run(args)
+    view = inspect_run(run, include_bookkeeping=args.all)
+    if args.graph:
+        view.extras.update(_graph(run))
+    return view
 
 
 _SHORT_KINDS = {"llm_call": "llm", "tool_call": "tool"}

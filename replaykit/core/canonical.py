@@ -36,6 +36,11 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+# One encoder each for every call: ``json.dumps`` with options builds a new JSONEncoder each time, which
+# costs more than encoding a small argument dict (a replay or an inspect encodes thousands of them).
+_CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 def _normalize(value: Any) -> Any:
     if isinstance(value, str):
@@ -59,16 +64,18 @@ def _normalize(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """The canonical JSON text of ``value`` (see module docstring)."""
-    return json.dumps(_normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL_ENCODER.encode(_normalize(value))
 
 
 def canonical_hash(value: Any) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+
+
 def dumps_compact(value: Any) -> str:
     """Compact JSON in insertion order (how OpenAI clients serialize tool arguments)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT_ENCODER.encode(value)
 
 
 # ------------------------------------------------------------------------------------- volatility

@@ -17,15 +17,18 @@ Billing by provenance:
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
-from replaykit.core.ir import LLMCallEvent, Provenance, Usage
+from replaykit.core.endpoint import local_host as _is_local
+
+if TYPE_CHECKING:  # the IR (pydantic) is imported only where a Usage model must be built: the streaming
+    # ``inspect`` prices plain JSON usage through this module without loading it
+    from replaykit.core.ir import LLMCallEvent, Usage
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -43,10 +46,12 @@ __all__ = [
     "run_cost",
 ]
 
-BILLED_PROVENANCES = frozenset({Provenance.RECORDED, Provenance.RECONSTRUCTED, Provenance.LIVE, Provenance.DESYNC})
-LIVE_PROVENANCES = frozenset({Provenance.LIVE, Provenance.DESYNC})
-FREE_PROVENANCES = frozenset({Provenance.SERVED, Provenance.SYNTHETIC, Provenance.EDITED})
-NO_CALL_PROVENANCES = frozenset({Provenance.SYNTHETIC, Provenance.EDITED})
+# ``Provenance`` values (a StrEnum: its members are equal to, and hash as, these strings)
+BILLED_PROVENANCES = frozenset({"recorded", "reconstructed", "live", "desync"})
+LIVE_PROVENANCES = frozenset({"live", "desync"})
+FREE_PROVENANCES = frozenset({"served", "synthetic", "edited"})
+NO_CALL_PROVENANCES = frozenset({"synthetic", "edited"})
+_TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "total_tokens")
 ZERO = Decimal(0)
 
 
@@ -84,21 +89,6 @@ def _unknown(reason: str) -> Price:
     return Price(total=None, reason=reason)
 
 
-def _is_local(base_url: str) -> str | None:
-    """The host when `base_url` points at this machine or a private network, else None."""
-    try:
-        host = urlsplit(base_url).hostname or ""
-    except ValueError:
-        return None
-    if host in ("localhost", "0.0.0.0") or host.endswith((".local", ".localhost", ".internal")):  # noqa: S104
-        return host
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    return host if address.is_loopback or address.is_private or address.is_link_local else None
-
-
 def _gp_usage(gp: Any, usage: Usage | Mapping[str, Any], api: str | None) -> Any:
     """genai-prices counts input tokens *including* cache reads and writes (OpenAI's convention).
 
@@ -106,7 +96,13 @@ def _gp_usage(gp: Any, usage: Usage | Mapping[str, Any], api: str | None) -> Any
     are added back here.
     """
     if isinstance(usage, Mapping):
-        usage = Usage(**{k: v for k, v in usage.items() if k in Usage.model_fields})
+        counts = {k: usage.get(k) for k in _TOKEN_FIELDS}
+        if all(v is None or type(v) is int for v in counts.values()):
+            usage = cast("Usage", SimpleNamespace(**counts))  # plain counts (a trace line): nothing to validate
+        else:
+            from replaykit.core.ir import Usage  # validates (or refuses) anything else
+
+            usage = Usage(**{k: v for k, v in usage.items() if k in Usage.model_fields})
     inp = usage.input_tokens or 0
     read = usage.cache_read_tokens or 0
     write = usage.cache_write_tokens or 0
@@ -149,7 +145,7 @@ def price_usage(
     if local:
         return _unknown(f"sent to a local endpoint ({local}), not a priced provider; "
                         "use --provider to price it as one")
-    if usage is None or (isinstance(usage, Usage) and usage.input_tokens is None
+    if usage is None or (not isinstance(usage, Mapping) and usage.input_tokens is None
                          and usage.output_tokens is None and usage.total_tokens is None):
         return _unknown("no token usage recorded")
     try:
@@ -199,12 +195,12 @@ class StepCost:
     @property
     def billed(self) -> bool:
         """Did this run pay a provider for this step?"""
-        return Provenance(self.provenance) in BILLED_PROVENANCES
+        return self.provenance in BILLED_PROVENANCES
 
     @property
     def cost(self) -> Decimal | None:
         """What this run paid: the price when billed, 0 when no call was made, None when unknown."""
-        if Provenance(self.provenance) in FREE_PROVENANCES:
+        if self.provenance in FREE_PROVENANCES:
             return ZERO
         return self.price.total
 
@@ -254,7 +250,7 @@ class RunCost:
     parent_note: str | None = None
 
 
-def _when(created_at: str, offset: float) -> datetime:
+def call_time(created_at: str, offset: float) -> datetime:
     try:
         start = datetime.fromisoformat(created_at)
     except ValueError:
@@ -269,17 +265,18 @@ def step_costs(run: Run, *, price_as: str | None = None) -> list[StepCost]:
     out: list[StepCost] = []
     for step in run.steps:
         event = step.event
-        if not isinstance(event, LLMCallEvent):
+        if event.kind != "llm_call":
             continue
+        event = cast("LLMCallEvent", event)
         model = event.response.model or event.request.model or header.model
-        provenance = Provenance(event.provenance)
+        provenance = str(event.provenance)
         usage = event.response.usage
         if provenance in NO_CALL_PROVENANCES:
             price = Price(total=ZERO, reason=None)
         else:
             price = price_usage(model, usage, provider=header.provider, base_url=header.base_url,
-                                api=event.request.api, when=_when(header.created_at, event.t), price_as=price_as)
-        out.append(StepCost(step.index, event.id, provenance.value, model, usage, price))
+                                api=event.request.api, when=call_time(header.created_at, event.t), price_as=price_as)
+        out.append(StepCost(step.index, event.id, provenance, model, usage, price))
     return out
 
 
@@ -288,10 +285,10 @@ def _totals(steps: Iterable[StepCost], after: int | None = None) -> tuple[Total,
     for s in steps:
         if after is not None and s.step < after:
             continue
-        prov = Provenance(s.provenance)
+        prov = s.provenance
         if prov in NO_CALL_PROVENANCES:
             no_call += 1
-        elif prov == Provenance.SERVED:
+        elif prov == "served":
             served.add(s.price.total, s.price.reason)
         else:
             paid.add(s.price.total, s.price.reason)

@@ -27,17 +27,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.canonical import canonical_json
-from replaykit.core.ir import (
-    DesyncEvent,
-    ErrorEvent,
-    LLMCallEvent,
-    RunEndEvent,
-    SubagentEvent,
-    ToolCallEvent,
-    TurnEndEvent,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
     from replaykit.core.run import Run
 
 #: Words in a turn/run end reason that mean the iteration budget ran out (Hermes: max_iterations_reached).
@@ -108,97 +99,120 @@ def _penalty(code: str, count: int) -> int:
     return min(per * count, cap)
 
 
-def _args_key(event: ToolCallEvent) -> str:
+def _args_key(event: dict[str, Any]) -> str:
     """The arguments in canonical form: the same call spelled differently is still the same call."""
-    value = event.arguments
-    if value is None and event.raw_arguments is not None:
+    value = event.get("arguments")
+    raw = event.get("raw_arguments")
+    if value is None and raw is not None:
         try:
-            value = json.loads(event.raw_arguments)
+            value = json.loads(raw)
         except ValueError:
-            return event.raw_arguments
+            return str(raw)
     return canonical_json(value if value is not None else {})
 
 
-def _tokens(event: LLMCallEvent) -> int:
-    usage = event.response.usage
+def _tokens(usage: dict[str, Any] | None) -> int:
     if usage is None:
         return 0
-    if usage.total_tokens is not None:
-        return usage.total_tokens
-    return (usage.input_tokens or 0) + (usage.output_tokens or 0)
+    if usage.get("total_tokens") is not None:
+        return int(usage["total_tokens"])
+    return int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
 
 
-def _end_status(run: Run) -> tuple[str, str | None]:
-    for event in reversed(run.events):
-        if isinstance(event, RunEndEvent | TurnEndEvent):
-            return event.status, event.reason
-    return "incomplete", None
+class HealthTally:
+    """The signals of a run, counted one event at a time from the JSON of its trace lines (defaults may
+    be absent): the streaming ``inspect`` feeds it raw lines, ``run_health`` a loaded run's events.
+    Keeps counters only (and one counter per distinct tool call), never the events."""
+
+    def __init__(self) -> None:
+        self.errors = self.retries = self.tool_failures = self.desyncs = self.truncated = 0
+        self.subagent_failures = self.tokens = 0
+        self.budget = False
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.failed_tools: Counter[str] = Counter()
+        self.end_status: tuple[str, str | None] = ("incomplete", None)
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "llm_call":
+            response = event["response"]
+            self.tokens += _tokens(response.get("usage"))
+            if event.get("attempt", 1) > 1:
+                self.retries += 1
+            if response.get("finish_reason") == "length":
+                self.truncated += 1
+        elif kind == "tool_call":
+            self.calls[(event["name"], _args_key(event))] += 1
+            if event.get("status") == "error":
+                self.tool_failures += 1
+                self.failed_tools[event["name"]] += 1
+        elif kind == "error":
+            self.errors += 1
+        elif kind == "desync":
+            self.desyncs += 1
+        elif kind == "subagent":
+            if event["phase"] == "stop" and (event.get("status") or "completed").lower() not in _OK_SUBAGENT:
+                self.subagent_failures += 1
+        elif kind in ("run_end", "turn_end"):
+            reason = event.get("reason")
+            self.end_status = (event.get("status", "completed"), reason)
+            if reason and any(word in reason.lower() for word in _BUDGET_WORDS):
+                self.budget = True
+
+    def health(self, limits: HealthLimits | None = None, cost: float | None = None) -> Health:
+        """The score; ``cost``: the run's known cost in USD (None: unknown, costs no points)."""
+        limits = limits or HealthLimits()
+        reasons: list[Reason] = []
+
+        def add(code: str, count: int, detail: str) -> None:
+            if count > 0:
+                reasons.append(Reason(code, count, _penalty(code, count), detail))
+
+        status, why = self.end_status
+        if status != "completed":
+            add("failed", 1, f"run {status}" + (f" ({why})" if why else ""))
+        errors, retries, tool_failures = self.errors, self.retries, self.tool_failures
+        add("errors", errors, f"{errors} error event{'s' * (errors != 1)}")
+        add("retries", retries, f"{retries} retried LLM call{'s' * (retries != 1)}")
+        loops = sorted(((n, name) for (name, _), n in self.calls.items() if n >= LOOP_MIN_REPEATS), reverse=True)
+        if loops:
+            repeats = sum(n - 1 for n, _ in loops)
+            shown = ", ".join(f"{name} x{n}" for n, name in loops[:3])
+            add("loop", repeats, f"loop: same tool with same arguments ({shown})")
+        if tool_failures:
+            worst = ", ".join(f"{name} x{n}" for name, n in self.failed_tools.most_common(3))
+            add("tool_failures", tool_failures,
+                f"{tool_failures} tool failure{'s' * (tool_failures != 1)} ({worst})")
+        desyncs, truncated, subagents = self.desyncs, self.truncated, self.subagent_failures
+        add("desyncs", desyncs, f"{desyncs} desync{'s' * (desyncs != 1)}")
+        add("truncated", truncated, f"{truncated} response{'s' * (truncated != 1)} cut at the length limit")
+        if self.budget:
+            add("budget_exhausted", 1, "iteration budget exhausted")
+        add("subagent_failures", subagents, f"{subagents} subagent{'s' * (subagents != 1)} failed")
+        if self.tokens > limits.tokens:
+            add("tokens", 1, f"{self.tokens} tokens (over {limits.tokens})")
+        if cost is not None and cost > limits.cost_usd:
+            add("cost", 1, f"${cost:.2f} (over ${limits.cost_usd:.2f})")
+        score = max(0, 100 - sum(r.penalty for r in reasons))
+        return Health(score, reasons, self.tokens, cost)
+
+
+# What no health signal reads (``run_health`` dumps each event without it: conversation text, ids)
+_NOT_COUNTED = {"request": True, "response": {"message"}, "result": True, "result_blocks": True, "corr": True,
+                "message": True, "provider_details": True}
 
 
 def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool = True,
                cost_usd: float | None = None) -> Health:
     """Score ``run``. ``cost_usd``: its known cost when the caller already priced it; ``with_cost=False``
     skips pricing (genai-prices) altogether."""
-    limits = limits or HealthLimits()
-    errors = retries = tool_failures = desyncs = truncated = subagent_failures = 0
-    budget = False
-    tokens = 0
-    calls: Counter[tuple[str, str]] = Counter()
-    failed_tools: Counter[str] = Counter()
+    from replaykit.core import jsonsafe
+
+    tally = HealthTally()
     for event in run.events:
-        if isinstance(event, LLMCallEvent):
-            tokens += _tokens(event)
-            if event.attempt > 1:
-                retries += 1
-            if event.response.finish_reason == "length":
-                truncated += 1
-        elif isinstance(event, ToolCallEvent):
-            calls[(event.name, _args_key(event))] += 1
-            if event.status == "error":
-                tool_failures += 1
-                failed_tools[event.name] += 1
-        elif isinstance(event, ErrorEvent):
-            errors += 1
-        elif isinstance(event, DesyncEvent):
-            desyncs += 1
-        elif isinstance(event, SubagentEvent):
-            if event.phase == "stop" and (event.status or "completed").lower() not in _OK_SUBAGENT:
-                subagent_failures += 1
-        if isinstance(event, RunEndEvent | TurnEndEvent) and event.reason:
-            if any(word in event.reason.lower() for word in _BUDGET_WORDS):
-                budget = True
-
-    reasons: list[Reason] = []
-
-    def add(code: str, count: int, detail: str) -> None:
-        if count > 0:
-            reasons.append(Reason(code, count, _penalty(code, count), detail))
-
-    status, why = _end_status(run)
-    if status != "completed":
-        add("failed", 1, f"run {status}" + (f" ({why})" if why else ""))
-    add("errors", errors, f"{errors} error event{'s' * (errors != 1)}")
-    add("retries", retries, f"{retries} retried LLM call{'s' * (retries != 1)}")
-    loops = sorted(((n, name) for (name, _), n in calls.items() if n >= LOOP_MIN_REPEATS), reverse=True)
-    if loops:
-        repeats = sum(n - 1 for n, _ in loops)
-        shown = ", ".join(f"{name} x{n}" for n, name in loops[:3])
-        add("loop", repeats, f"loop: same tool with same arguments ({shown})")
-    if tool_failures:
-        worst = ", ".join(f"{name} x{n}" for name, n in failed_tools.most_common(3))
-        add("tool_failures", tool_failures, f"{tool_failures} tool failure{'s' * (tool_failures != 1)} ({worst})")
-    add("desyncs", desyncs, f"{desyncs} desync{'s' * (desyncs != 1)}")
-    add("truncated", truncated, f"{truncated} response{'s' * (truncated != 1)} cut at the length limit")
-    if budget:
-        add("budget_exhausted", 1, "iteration budget exhausted")
-    add("subagent_failures", subagent_failures, f"{subagent_failures} subagent{'s' * (subagent_failures != 1)} failed")
-    if tokens > limits.tokens:
-        add("tokens", 1, f"{tokens} tokens (over {limits.tokens})")
+        tally.add(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_COUNTED))
     cost = cost_usd if cost_usd is not None or not with_cost else _known_cost(run)
-    if cost is not None and cost > limits.cost_usd:
-        add("cost", 1, f"${cost:.2f} (over ${limits.cost_usd:.2f})")
-    score = max(0, 100 - sum(r.penalty for r in reasons))
-    return Health(score, reasons, tokens, cost)
+    return tally.health(limits, cost)
 
 
 def _known_cost(run: Run) -> float | None:

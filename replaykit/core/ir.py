@@ -36,7 +36,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from replaykit.core.store_index import READABLE_SCHEMA_VERSIONS, SCHEMA_NAME, SCHEMA_VERSION  # noqa: F401
+from replaykit.core.store_index import (  # noqa: F401
+    READABLE_SCHEMA_VERSIONS,
+    SAME_CORR_KEYS,
+    SAME_REQUEST_KEYS,
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+)
 
 JSONDict = dict[str, Any]
 
@@ -220,9 +226,9 @@ class LLMRequest(_Model):
     # Fingerprint of the request ignoring volatile fields (replaykit.core.canonical.fingerprint).
     fingerprint: str | None = None
     provider_details: JSONDict | None = None
-    # Schema 2, written by hot-path recorders only: ``model``, ``tools_ref`` and ``provider_details``
-    # absent here, and ``params`` empty here, are those of the previous request in the file (the previous
-    # ``llm_call`` or ``error`` event with a request). The reader fills them in and clears ``same`` as it
+    # Schema 2, written by hot-path recorders only: ``model``, ``tools_ref``, ``params`` and
+    # ``provider_details`` empty here (absent, null, ``{}``: ``SAME_REQUEST_KEYS``) are those of the
+    # previous request in the file (the previous ``llm_call`` or ``error`` event with a request). The reader fills them in and clears ``same`` as it
     # reads (``replaykit.core.store.iter_trace``): a loaded request is always whole.
     same: Literal[True] | None = None
 
@@ -240,14 +246,10 @@ class LLMResponse(_Model):
 # ----------------------------------------------------------------------------------- run and events
 
 
-#: The correlation ids a ``Correlation`` marked ``same`` may leave out (they are the previous event's).
-STICKY_CORR_KEYS = ("session_id", "task_id", "turn_id", "api_request_id")
-
-
 class Correlation(_Model):
     """Ids of the event in its source framework (Hermes session, turn, api request, tool call).
 
-    ``same`` (schema 2, written by hot-path recorders only): each of ``STICKY_CORR_KEYS`` absent here is
+    ``same`` (schema 2, written by hot-path recorders only): each of ``SAME_CORR_KEYS`` empty here is
     the value of the previous event's (in file order, among events that have a ``corr``). The reader
     fills them in and clears ``same`` as it reads (``replaykit.core.store.iter_trace``), so a loaded
     event always exposes its whole correlation."""

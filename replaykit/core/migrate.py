@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaykit.core.ir import SCHEMA_VERSION
+from replaykit.core.store_index import SCHEMA_VERSION
 
 #: Versions whose event lines are valid current-version lines as they stand (no migration step).
 VERBATIM_VERSIONS = frozenset({1, SCHEMA_VERSION})

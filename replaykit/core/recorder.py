@@ -23,7 +23,8 @@ from pydantic_core import to_json
 from replaykit.core.canonical import tools_hash
 from replaykit.core.ir import (
     EVENT_ADAPTER,
-    STICKY_CORR_KEYS,
+    SAME_CORR_KEYS,
+    SAME_REQUEST_KEYS,
     Correlation,
     DesyncEvent,
     ErrorEvent,
@@ -61,8 +62,8 @@ if hasattr(os, "register_at_fork"):
 
 
 _REQUEST_KINDS = frozenset(("llm_call", "error"))
-_STICKY = frozenset(STICKY_CORR_KEYS)
-_REQUEST_SAME = ("model", "tools_ref", "params", "provider_details")  # what a ``same`` request may leave out
+_STICKY = frozenset(SAME_CORR_KEYS)
+_REQUEST_SAME = SAME_REQUEST_KEYS  # what a ``same`` request may leave out
 
 
 def _new_event_id(seq: int) -> str:
@@ -249,8 +250,8 @@ class Recorder:
             if key in _STICKY and value == previous.get(key):
                 continue
             compact[key] = value
-        for key in _STICKY:  # left out means "the previous event's": only where that is what it is
-            if corr.get(key) is None and previous.get(key) is not None:
+        for key in _STICKY:  # empty means "the previous event's": only where that is what it is
+            if not corr.get(key) and previous.get(key):
                 return body
         if len(compact) == len(corr):
             return body

@@ -8,15 +8,24 @@ file to it and measures that the trace was left untouched (``counters.trace_byte
 
 from __future__ import annotations
 
-import gc
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, TraceError
-from replaykit.core.ir import LLMCallEvent, TextPart, ToolCallEvent, ToolCallPart, ToolsEvent
+from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.ir import (
+    MESSAGES_ADAPTER,
+    LLMCallEvent,
+    Message,
+    Provenance,
+    TextPart,
+    ToolCallEvent,
+    ToolCallPart,
+    TurnEndEvent,
+)
 from replaykit.core.replay_doc import RangeError, build_replay_document
 from replaykit.core.run import Run
 
@@ -38,15 +47,24 @@ def _cost_holder(details: dict[str, Any] | None) -> dict[str, Any] | None:
     return found or None
 
 
+# ``Provenance`` member -> its plain string (``.value`` is a descriptor call, paid twice per step)
+_PROVENANCE_TEXT = {p: p.value for p in Provenance}
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens",
+                 "total_tokens")
+
+
 def _light_llm(event: LLMCallEvent) -> dict[str, Any]:
     """What the document builder reads of an LLM step, built from attributes (a full ``model_dump`` of
     every event would cost as much as the replay itself). The whole answer comes from the hook."""
     response = event.response
     parts: list[dict[str, Any]] = []
     for part in response.message.parts:
-        if isinstance(part, TextPart):
-            parts.append({"type": "text", "text": part.text})
-        elif isinstance(part, ToolCallPart):
+        # ``type``, not isinstance: isinstance against pydantic models goes through ABCMeta (slow per miss)
+        kind = part.type
+        if kind == "text":
+            parts.append({"type": "text", "text": cast(TextPart, part).text})
+        elif kind == "tool_call":
+            part = cast(ToolCallPart, part)
             call: dict[str, Any] = {"type": "tool_call", "id": part.id, "name": part.name}
             if part.arguments is not None:
                 call["arguments"] = part.arguments
@@ -56,36 +74,48 @@ def _light_llm(event: LLMCallEvent) -> dict[str, Any]:
     usage = response.usage
     usage_json: dict[str, Any] | None = None
     if usage is not None:
-        usage_json = {k: v for k, v in (("input_tokens", usage.input_tokens), ("output_tokens", usage.output_tokens),
-                                         ("cache_read_tokens", usage.cache_read_tokens),
-                                         ("cache_write_tokens", usage.cache_write_tokens),
-                                         ("reasoning_tokens", usage.reasoning_tokens),
-                                         ("total_tokens", usage.total_tokens)) if v is not None}
-        cost = _cost_holder(usage.details)
+        fields = usage.__dict__  # a pydantic model's field values: one dict, no attribute lookups
+        usage_json = {k: fields[k] for k in _USAGE_COUNTS if fields[k] is not None}
+        cost = _cost_holder(fields["details"]) if fields["details"] else None
         if cost:
             usage_json["details"] = cost
-    light: dict[str, Any] = {
+    return {
         "kind": "llm_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
-        "provenance": event.provenance.value,
+        "provenance": _PROVENANCE_TEXT[event.provenance],
         "request": {"model": event.request.model},
         "response": {"message": {"role": response.message.role, "parts": parts},
                      "finish_reason": response.finish_reason, "model": response.model, "usage": usage_json,
-                     "provider_details": _cost_holder(response.provider_details)},
-        "provider_details": _cost_holder(event.provider_details),
+                     "provider_details": _cost_holder(response.provider_details) if response.provider_details else None},
+        "provider_details": _cost_holder(event.provider_details) if event.provider_details else None,
     }
-    return light
 
 
 def _light_tool(event: ToolCallEvent) -> dict[str, Any]:
     light: dict[str, Any] = {
         "kind": "tool_call", "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration,
-        "provenance": event.provenance.value, "call_id": event.call_id, "name": event.name,
+        "provenance": _PROVENANCE_TEXT[event.provenance], "call_id": event.call_id, "name": event.name,
         "arguments": event.arguments, "status": event.status,
     }
-    for key, value in (("raw_arguments", event.raw_arguments), ("result", event.result), ("error", event.error)):
-        if value is not None:
-            light[key] = value
+    if event.raw_arguments is not None:
+        light["raw_arguments"] = event.raw_arguments
+    if event.result is not None:
+        light["result"] = event.result
+    if event.error is not None:
+        light["error"] = event.error
     return light
+
+
+def _messages_json(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages as their trace JSON, in one serializer call (per message costs twice as much)."""
+    try:
+        dumped: list[dict[str, Any]] = MESSAGES_ADAPTER.dump_python(messages, mode="json", exclude_none=True)
+    except UnicodeEncodeError:  # a lone surrogate in a dict key: the per-message fallback handles it
+        return [jsonsafe.model_data(m, exclude_none=True) for m in messages]
+    return dumped
+
+
+# Events of which the builder reads only the kind and the timing (it reads a turn or run end's answer).
+_TIMED_ONLY = frozenset(("tools", "meta", "opaque", "subagent"))
 
 
 def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -93,13 +123,17 @@ def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     header = jsonsafe.model_data(run.header, exclude_none=True)
     events: list[dict[str, Any]] = []
     for event in run.events:
-        if isinstance(event, LLMCallEvent):
-            events.append(_light_llm(event))
-        elif isinstance(event, ToolCallEvent):
-            events.append(_light_tool(event))
-        elif isinstance(event, ToolsEvent):
-            events.append({"kind": "tools", "seq": event.seq, "id": event.id, "t": event.t,
-                           "duration": event.duration})
+        kind = event.kind  # (a string test, not isinstance: see ``_light_llm``)
+        if kind == "llm_call":
+            events.append(_light_llm(cast(LLMCallEvent, event)))
+        elif kind == "tool_call":
+            events.append(_light_tool(cast(ToolCallEvent, event)))
+        elif kind in _TIMED_ONLY:
+            events.append({"kind": kind, "seq": event.seq, "id": event.id, "t": event.t, "duration": event.duration})
+        elif kind in ("turn_end", "run_end"):
+            end = cast(TurnEndEvent, event)
+            events.append({"kind": kind, "seq": end.seq, "id": end.id, "t": end.t, "duration": end.duration,
+                           "status": end.status, "final_answer": end.final_answer})
         else:
             events.append(jsonsafe.model_data(event, exclude={"request"}, exclude_none=True))
     return header, events
@@ -116,32 +150,27 @@ def replay_run(
     """Replay a loaded run (steps ``start``..``stop`` inclusive) and return the replay document."""
     # The replay allocates many short-lived acyclic dicts; with a large Run loaded, the cyclic GC
     # would rescan it over and over (it halves throughput on a 5000-step run). Nothing here makes cycles.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        header, events = _run_as_light_json(run)
+    with cyclic_gc_paused():
+        try:
+            header, events = _run_as_light_json(run)
 
-        def resolve(event: dict[str, Any]) -> list[dict[str, Any]]:
-            return [jsonsafe.model_data(m, exclude_none=True)
-                    for m in run.request_messages(run.by_id[event["id"]])]
+            def resolve(event: dict[str, Any]) -> list[dict[str, Any]]:
+                return _messages_json(run.request_messages(run.by_id[event["id"]]))
 
-        def answer(event: dict[str, Any]) -> dict[str, Any]:
-            found = run.by_id[event["id"]]
-            assert isinstance(found, LLMCallEvent)
-            message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
-            return message
+            def answer(event: dict[str, Any]) -> dict[str, Any]:
+                found = run.by_id[event["id"]]
+                assert isinstance(found, LLMCallEvent)
+                message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
+                return message
 
-        return build_replay_document(
-            header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
-            resolve_messages=resolve, response_message=answer,
-        )
-    except RangeError as exc:
-        raise BadInput(str(exc)) from exc
-    except (KeyError, TypeError, ValueError) as exc:  # a structurally broken trace that still validated
-        raise TraceError(f"run {run.run_id}: cannot replay: {exc}") from exc
-    finally:
-        if was_enabled:
-            gc.enable()
+            return build_replay_document(
+                header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
+                resolve_messages=resolve, response_message=answer,
+            )
+        except RangeError as exc:
+            raise BadInput(str(exc)) from exc
+        except (KeyError, TypeError, ValueError) as exc:  # a structurally broken trace that still validated
+            raise TraceError(f"run {run.run_id}: cannot replay: {exc}") from exc
 
 
 class FileFingerprint:

@@ -1,6 +1,6 @@
 """The replay document: a pure, stdlib-only function of a run's header and events as plain JSON.
 
-This module imports nothing but the standard library and ``replaykit.core.serve`` (stdlib-only too:
+This module imports nothing but the standard library, ``replaykit.core.canonical`` and ``replaykit.core.serve`` (stdlib-only too:
 the delta resolver and the recorded tool message), so generated code embeds the three modules
 (``canonical``, ``serve``, this one) verbatim and computes the *identical* document from the same data. Only ``replay_duration`` and every ``t_replay`` depend on the
 wall clock; every other field is a function of the input alone.
@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from replaykit.core.canonical import dumps_compact
 from replaykit.core.serve import resolve_delta_chain, tool_message
 
 DOCUMENT_VERSION = 1
@@ -49,13 +50,7 @@ def _args_text(call: dict[str, Any]) -> str:
     if raw is not None:
         return str(raw)
     args = call.get("arguments")
-    return "" if args is None else _compact(args)
-
-
-def _compact(value: Any) -> str:
-    import json
-
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=False)
+    return "" if args is None else dumps_compact(args)
 
 
 def _message_text(message: dict[str, Any]) -> str:

@@ -17,7 +17,6 @@ Hermes, else ``~/.replaykit``.
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import json
 import os
@@ -25,48 +24,30 @@ import re
 import secrets
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from replaykit.core.errors import (
-    InvalidRunId,
-    RunExists,
-    RunNotFound,
-    TraceError,
-    UnknownSchemaVersion,
-)
-from replaykit.core.ir import (
-    EVENT_ADAPTER,
-    HEADER_ADAPTER,
-    READABLE_SCHEMA_VERSIONS,
-    SCHEMA_NAME,
-    STICKY_CORR_KEYS,
-    Correlation,
-    Event,
-    LLMRequest,
-    RunHeader,
-)
+from replaykit.core.errors import RunExists, TraceError
+from replaykit.core.ir import EVENT_ADAPTER, HEADER_ADAPTER, Event, RunHeader
 from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
 from replaykit.core.migrate import VERBATIM_VERSIONS
 from replaykit.core.store_index import (
-    MAX_LINE_BYTES,
-    RUN_ID_RE,
-    TRACE_SUFFIX,
+    MAX_LINE_BYTES,  # noqa: F401  (re-exported: the store's one line limit)
+    RUN_ID_RE,  # noqa: F401  (re-exported)
+    TRACE_SUFFIX,  # noqa: F401  (re-exported)
+    ReadReport,
     RunSummary,
+    SameFiller,
     default_store_root,
+    event_lines,
+    open_trace,
+    read_raw_header,
+    resolve_ref,
+    store_path,
+    validate_run_id,  # noqa: F401  (re-exported)
 )
-
-
-def validate_run_id(run_id: str) -> str:
-    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
-        shown = repr(run_id)[:80]
-        raise InvalidRunId(
-            f"invalid run id {shown}: use 1-128 characters from A-Z a-z 0-9 . _ - , not starting with '.'"
-        )
-    return run_id
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -161,31 +142,7 @@ class RunWriter:
 # -------------------------------------------------------------------------------------------- reader
 
 
-@dataclass
-class ReadReport:
-    """What the tolerant reader had to skip."""
-
-    path: Path
-    torn_tail: bool = False
-    torn_tail_bytes: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-
-def _parse_header(line: bytes, path: Path) -> RunHeader:
-    try:
-        raw = json.loads(line)
-    except ValueError as exc:
-        raise TraceError(f"{path}: line 1 is not JSON ({exc}); not a replaykit trace") from exc
-    if not isinstance(raw, dict) or raw.get("kind") != "run":
-        raise TraceError(f"{path}: line 1 is not a run header; not a replaykit trace")
-    if raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
-        raise TraceError(f"{path}: unknown trace schema {str(raw.get('schema_name'))[:60]!r}")
-    version = raw.get("schema_version")
-    if version not in READABLE_SCHEMA_VERSIONS:
-        raise UnknownSchemaVersion(
-            f"{path}: trace schema version {str(version)[:20]} is not supported by this replaykit "
-            f"(reads {sorted(READABLE_SCHEMA_VERSIONS)}); upgrade replaykit"
-        )
+def _parse_header(raw: dict[str, Any], path: Path) -> RunHeader:
     from replaykit.core.migrate import migrate_header
 
     try:
@@ -207,101 +164,27 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
     anywhere else is a ``TraceError`` naming the line.
     """
     report = report if report is not None else ReadReport(path)
+    handle = open_trace(path)
     try:
-        handle = open(path, "rb")
-    except FileNotFoundError as exc:
-        raise RunNotFound(f"no such trace file: {path}") from exc
-    except IsADirectoryError as exc:
-        raise TraceError(f"{path} is a directory, not a trace file") from exc
-    except OSError as exc:
-        raise TraceError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        first = handle.readline(MAX_LINE_BYTES)
-        if not first:
-            raise TraceError(f"{path}: empty file; not a replaykit trace")
-        if not first.endswith(b"\n") and len(first) >= MAX_LINE_BYTES:
-            raise TraceError(f"{path}: header line longer than {MAX_LINE_BYTES} bytes")
-        header = _parse_header(first, path)
+        header = _parse_header(read_raw_header(handle, path), path)
         yield header
         from replaykit.core.migrate import migrate_event
 
-        lineno = 1
-        pending: bytes | None = None
-        corr: Correlation | None = None  # the last event's correlation: what a ``same`` one leaves out
-        request: LLMRequest | None = None  # the last request: what a ``same`` one leaves out
-        while True:
-            line = handle.readline(MAX_LINE_BYTES)
-            if pending is not None:
-                # ``pending`` was a complete line; decide now whether it was the last one.
-                event = _parse_event(pending, lineno, path, header, migrate_event, is_last=not line, report=report)
-                corr = _full_corr(event, corr)
-                request = _full_request(event, request)
-                yield event
-                pending = None
-            if not line:
-                break
-            lineno += 1
-            if not line.endswith(b"\n"):
-                if len(line) >= MAX_LINE_BYTES:
-                    raise TraceError(f"{path}: line {lineno} is longer than {MAX_LINE_BYTES} bytes")
+        fill = SameFiller(raw=False)  # what ``same`` correlations and requests leave out
+        for lineno, line, is_last, complete in event_lines(handle, path):
+            if complete:
+                event = _parse_event(line, lineno, path, header, migrate_event, is_last=is_last, report=report)
+            else:
                 # No newline: the writer died mid-line. Keep it only if it parses completely.
                 try:
                     event = _decode_event(line, header, migrate_event)
                 except (ValueError, ValidationError):
-                    report.torn_tail = True
-                    report.torn_tail_bytes = len(line)
-                    report.warnings.append(
-                        f"line {lineno}: torn last line ({len(line)} bytes) skipped; "
-                        "every complete event before it was kept"
-                    )
+                    report.torn(lineno, line)
                     break
-                _full_corr(event, corr)
-                _full_request(event, request)
-                yield event
-                break
-            if not line.strip():
-                continue
-            pending = line
+            fill(event)
+            yield event
     finally:
         handle.close()
-
-
-def _full_corr(event: Event, previous: Correlation | None) -> Correlation | None:
-    """Fill in what a ``same`` correlation leaves out (``Correlation``) from the previous event's; return
-    the correlation the next event's is relative to."""
-    corr = event.corr
-    if corr is None:
-        return previous
-    if corr.same:
-        if previous is not None:
-            for key in STICKY_CORR_KEYS:
-                if getattr(corr, key) is None:
-                    setattr(corr, key, getattr(previous, key))
-        corr.same = None
-    return corr
-
-
-def _full_request(event: Event, previous: LLMRequest | None) -> LLMRequest | None:
-    """Fill in what a ``same`` request leaves out (``LLMRequest.same``) from the previous request; return
-    the request the next one is relative to."""
-    kind = event.kind
-    if kind != "llm_call" and kind != "error":
-        return previous
-    request: LLMRequest | None = event.request  # type: ignore[union-attr]
-    if request is None:
-        return previous
-    if request.same:
-        if previous is not None:
-            if request.model is None:
-                request.model = previous.model
-            if request.tools_ref is None:
-                request.tools_ref = previous.tools_ref
-            if not request.params:  # its own copy, as every other loaded request has
-                request.params = copy.deepcopy(previous.params)
-            if request.provider_details is None:
-                request.provider_details = copy.deepcopy(previous.provider_details)
-        request.same = None
-    return request
 
 
 def parse_event_line(line: bytes | str) -> Event:
@@ -365,13 +248,7 @@ class RunStore:
         return self.root
 
     def path_for(self, run_id: str) -> Path:
-        validate_run_id(run_id)
-        path = self.root / f"{run_id}{TRACE_SUFFIX}"
-        root_resolved = self.root.resolve()
-        resolved = path.resolve()
-        if resolved.parent != root_resolved:
-            raise InvalidRunId(f"run id {run_id!r} resolves outside the store")
-        return path
+        return store_path(self.root, run_id)
 
     def exists(self, run_id: str) -> bool:
         return self.path_for(run_id).is_file()
@@ -382,24 +259,7 @@ class RunStore:
 
     def resolve(self, ref: str) -> Path:
         """A RUN argument: a run id in this store, or a path to a trace file."""
-        if not isinstance(ref, str) or not ref or "\x00" in ref:
-            raise InvalidRunId(f"invalid run reference {ref!r}")
-        looks_like_path = os.sep in ref or ref.endswith(TRACE_SUFFIX) or ref.startswith(".")
-        if looks_like_path:
-            candidate = Path(ref).expanduser()
-            if candidate.is_file():
-                return candidate
-            if candidate.is_dir():
-                raise TraceError(f"{ref} is a directory, not a trace file")
-            if ref.endswith(TRACE_SUFFIX) and RUN_ID_RE.fullmatch(ref[: -len(TRACE_SUFFIX)] or "."):
-                stored = self.path_for(ref[: -len(TRACE_SUFFIX)])
-                if stored.is_file():
-                    return stored
-            raise RunNotFound(f"no trace file at {ref}")
-        path = self.path_for(ref)
-        if not path.is_file():
-            raise RunNotFound(f"no run {ref!r} in store {self.root}")
-        return path
+        return resolve_ref(self.root, ref)
 
     def load(self, ref: str) -> Any:
         from replaykit.core.run import Run

@@ -9,80 +9,108 @@ its ``provenance``.
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
-from replaykit.core import jsonsafe
-from replaykit.core.ir import (
-    DesyncEvent,
-    ErrorEvent,
-    Event,
-    LLMCallEvent,
-    MetaEvent,
-    OpaqueEvent,
-    RunEndEvent,
-    SubagentEvent,
-    SyntheticEvent,
-    ToolCallEvent,
-    ToolsEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
+from replaykit.core.canonical import dumps_compact
 from replaykit.core.replay_doc import clip_text
-from replaykit.core.run import Run
+
+if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
+    from replaykit.core.ir import Event
+    from replaykit.core.run import Run
+
+STEP_KINDS = frozenset(("llm_call", "tool_call"))
+BOOKKEEPING_KINDS = frozenset(("tools", "meta"))
+# What a timeline reads of a request: its model. The delta-encoded messages are left out of the data.
+_EVENT_DATA_EXCLUDE = {"request": {"context"}}
+_NOT_DESCRIBED = {"request": True, "corr": True, "provider_details": True, "result_blocks": True,
+                  "response": {"usage": True, "provider_details": True,
+                               "message": {"provider_details": True, "parts": {"__all__": {"provider_details"}}}}}
+# ``json.dumps(..., ensure_ascii=False, default=str)`` without building an encoder per tool call
+_ARGUMENTS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _clip(text: str | None, limit: int = 120) -> str:
     return clip_text(text, limit)
 
 
-def describe(event: Event) -> str:
-    """A one-line human summary of an event."""
-    # Dispatch on ``kind`` (a string): ``isinstance`` against pydantic models goes through ABCMeta and
-    # costs microseconds per miss, which a 10,000-step timeline pays tens of thousands of times.
-    kind = event.kind
+def event_data(event: Event) -> dict[str, Any]:
+    """An event as the timeline reads it: the JSON of its trace line (request messages left out)."""
+    from replaykit.core import jsonsafe
+
+    data: dict[str, Any] = jsonsafe.model_data(event, exclude_none=True, exclude=_EVENT_DATA_EXCLUDE)
+    return data
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for p in message.get("parts", ()) if p.get("type") == "text")
+
+
+def _tool_call_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in message.get("parts", ()) if p.get("type") == "tool_call"]
+
+
+def _arguments_json(call: dict[str, Any]) -> str:
+    """A tool call part's arguments as the provider sent them (``ToolCallPart.arguments_json``)."""
+    raw = call.get("raw_arguments")
+    if raw is not None:
+        return str(raw)
+    arguments = call.get("arguments")
+    return dumps_compact({} if arguments is None else arguments)
+
+
+def is_failed_step(event: dict[str, Any]) -> bool:
+    """A step that failed: a tool error, an LLM call that finished with an error (``Step.failed``)."""
+    if event["kind"] == "tool_call":
+        return bool(event.get("status") == "error")
+    return event["response"].get("finish_reason") in ("error", "content_filter")
+
+
+def describe_data(event: dict[str, Any]) -> str:
+    """A one-line human summary of an event given as the JSON of its trace line (defaults may be absent)."""
+    kind = event["kind"]
     if kind == "llm_call":
-        message = cast(LLMCallEvent, event).response.message
-        calls = message.tool_calls
+        message = event["response"]["message"]
+        calls = _tool_call_parts(message)
         if calls:
-            names = ", ".join(f"{c.name}({_clip(c.arguments_json(), 60)})" for c in calls)
+            names = ", ".join(f"{c['name']}({_clip(_arguments_json(c), 60)})" for c in calls)
             return f"model -> {names}"
-        return f"model: {_clip(message.text)!s}"
+        return f"model: {_clip(_message_text(message))!s}"
     if kind == "tool_call":
-        tool = cast(ToolCallEvent, event)
-        shown = tool.raw_arguments
-        if shown is None and tool.arguments is not None:
-            shown = json.dumps(tool.arguments, ensure_ascii=False, default=str)
+        shown = event.get("raw_arguments")
+        if shown is None and event.get("arguments") is not None:
+            shown = _ARGUMENTS_ENCODER.encode(event["arguments"])
         args = _clip(shown, 60)
-        outcome = tool.error if tool.status == "error" and tool.error else tool.result
-        return f"{tool.name}({args}) -> {_clip(outcome, 80)}"
+        error = event.get("error")
+        outcome = error if event.get("status") == "error" and error else event.get("result")
+        return f"{event['name']}({args}) -> {_clip(outcome, 80)}"
     if kind == "error":
-        error = cast(ErrorEvent, event)
-        code = f" {error.status_code}" if error.status_code else ""
-        attempt = f" attempt {error.attempt}" if error.attempt else ""
-        return f"{error.where} error{code}{attempt}: {_clip(error.message, 100)}"
+        code = f" {event['status_code']}" if event.get("status_code") else ""
+        attempt = f" attempt {event['attempt']}" if event.get("attempt") else ""
+        return f"{event.get('where', 'llm')} error{code}{attempt}: {_clip(event.get('message', ''), 100)}"
     if kind == "turn_start":
-        return f"user: {_clip(cast(TurnStartEvent, event).message.text)}"
+        return f"user: {_clip(_message_text(event['message']))}"
     if kind in ("turn_end", "run_end"):
-        end = cast(TurnEndEvent | RunEndEvent, event)
-        return f"{end.kind} {end.status}: {_clip(end.final_answer or end.reason or '')}"
+        return f"{kind} {event.get('status', 'completed')}: {_clip(event.get('final_answer') or event.get('reason') or '')}"
     if kind == "subagent":
-        sub = cast(SubagentEvent, event)
-        return f"subagent {sub.phase} {sub.child_run_id or sub.child_session_id or ''} {_clip(sub.goal or sub.summary or '', 80)}"
-    if kind == "desync":
-        desync = cast(DesyncEvent, event)
-        return f"desync at step {desync.step}: {_clip(desync.reason)}"
-    if kind == "synthetic":
-        synthetic = cast(SyntheticEvent, event)
-        return f"synthetic at step {synthetic.step}: {_clip(synthetic.reason)}"
+        child = event.get("child_run_id") or event.get("child_session_id") or ""
+        return f"subagent {event['phase']} {child} {_clip(event.get('goal') or event.get('summary') or '', 80)}"
+    if kind in ("desync", "synthetic"):
+        return f"{kind} at step {event['step']}: {_clip(event.get('reason', ''))}"
     if kind == "tools":
-        tools = cast(ToolsEvent, event)
-        return f"{len(tools.tools)} tools declared: {_clip(', '.join(t.name for t in tools.tools), 100)}"
+        tools = event["tools"]
+        return f"{len(tools)} tools declared: {_clip(', '.join(t['name'] for t in tools), 100)}"
     if kind == "meta":
-        return "meta: " + _clip(", ".join(sorted(cast(MetaEvent, event).data)), 100)
+        return "meta: " + _clip(", ".join(sorted(event["data"])), 100)
     if kind == "opaque":
-        opaque = cast(OpaqueEvent, event)
-        return f"opaque {opaque.source}/{opaque.name}"
+        return f"opaque {event['source']}/{event['name']}"
     return str(kind)
+
+
+def describe(event: Event) -> str:
+    """A one-line human summary of an event (a loaded one: dumped without what no summary reads)."""
+    from replaykit.core import jsonsafe
+
+    return describe_data(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_DESCRIBED))
 
 
 def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:
@@ -100,58 +128,84 @@ def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:
     return arguments
 
 
-def entry_fields(event: Event) -> dict[str, Any]:
-    """The structured fields of one timeline entry (beside its summary)."""
-    if isinstance(event, ToolCallEvent):
-        return {"tool": event.name, "call_id": event.call_id,
-                "arguments": parsed_arguments(event.arguments, event.raw_arguments), "error": event.error}
-    if isinstance(event, LLMCallEvent):
-        response = event.response
+def entry_fields(event: dict[str, Any]) -> dict[str, Any]:
+    """The structured fields of one timeline entry (beside its summary), from the event's JSON."""
+    kind = event["kind"]
+    if kind == "tool_call":
+        return {"tool": event["name"], "call_id": event["call_id"],
+                "arguments": parsed_arguments(event.get("arguments"), event.get("raw_arguments")),
+                "error": event.get("error")}
+    if kind == "llm_call":
+        response = event["response"]
+        usage = response.get("usage")
         return {
-            "model": response.model or event.request.model,
-            "finish_reason": response.finish_reason,
-            "tool_calls": [{"id": c.id, "name": c.name} for c in response.message.tool_calls],
-            "usage": jsonsafe.model_data(response.usage, exclude_none=True) if response.usage else None,
+            "model": response.get("model") or event["request"].get("model"),
+            "finish_reason": response.get("finish_reason"),
+            "tool_calls": [{"id": c["id"], "name": c["name"]} for c in _tool_call_parts(response["message"])],
+            "usage": None if usage is None else {k: v for k, v in usage.items() if v is not None},
         }
-    if isinstance(event, SubagentEvent):
-        return {"child_run_id": event.child_run_id, "phase": event.phase}
-    if isinstance(event, DesyncEvent | SyntheticEvent):
-        return {"at_step": event.step}
+    if kind == "subagent":
+        return {"child_run_id": event.get("child_run_id"), "phase": event["phase"]}
+    if kind in ("desync", "synthetic"):
+        return {"at_step": event["step"]}
     return {}
+
+
+def _status(event: dict[str, Any]) -> str:
+    kind = event["kind"]
+    if kind == "tool_call":
+        return str(event.get("status", "ok"))
+    if kind == "error":
+        return "error"
+    if kind == "llm_call":
+        return str(event["response"].get("finish_reason") or "ok")
+    if kind in ("turn_end", "run_end"):
+        return str(event.get("status", "completed"))
+    return "ok"
+
+
+class Timeline:
+    """Rows built one event at a time (the streaming ``inspect`` feeds it raw trace lines; a loaded
+    ``Run`` its events' JSON): steps are numbered as they come, the first failed one is remembered, and
+    only the rows kept (no bookkeeping unless asked), never the events."""
+
+    def __init__(self, *, include_bookkeeping: bool = False) -> None:
+        self.include_bookkeeping = include_bookkeeping
+        self.rows: list[dict[str, Any]] = []
+        self.steps = 0
+        self.failing_step: int | None = None
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        step: int | None = None
+        if kind in STEP_KINDS:
+            step = self.steps
+            self.steps += 1
+        if not self.include_bookkeeping and kind in BOOKKEEPING_KINDS:
+            return
+        row = {
+            "seq": event["seq"],
+            "step": step,
+            "kind": kind,
+            "t": float(event.get("t", 0.0)),
+            "duration": None if event.get("duration") is None else float(event["duration"]),
+            "provenance": str(event.get("provenance", "recorded")),
+            "status": _status(event),
+            "summary": describe_data(event),
+            "failing": False,
+            "event_id": event["id"],
+            **entry_fields(event),
+        }
+        if step is not None and self.failing_step is None and is_failed_step(event):
+            self.failing_step = step
+            row["failing"] = True
+        self.rows.append(row)
 
 
 def timeline_rows(run: Run, *, include_bookkeeping: bool = False) -> list[dict[str, Any]]:
     """One row per event worth showing; steps carry their step number."""
-    step_of = {step.event.id: step.index for step in run.steps}
-    failing = run.failing_step
-    rows: list[dict[str, Any]] = []
+    timeline = Timeline(include_bookkeeping=include_bookkeeping)
     for event in run.events:
-        kind = event.kind
-        if not include_bookkeeping and kind in ("tools", "meta"):
-            continue
-        step = step_of.get(event.id)
-        status = "ok"
-        if kind == "tool_call":
-            status = cast(ToolCallEvent, event).status
-        elif kind == "error":
-            status = "error"
-        elif kind == "llm_call":
-            status = cast(LLMCallEvent, event).response.finish_reason or "ok"
-        elif kind in ("turn_end", "run_end"):
-            status = cast(TurnEndEvent | RunEndEvent, event).status
-        rows.append(
-            {
-                "seq": event.seq,
-                "step": step,
-                "kind": event.kind,
-                "t": event.t,
-                "duration": event.duration,
-                "provenance": str(event.provenance),
-                "status": status,
-                "summary": describe(event),
-                "failing": step is not None and step == failing,
-                "event_id": event.id,
-                **entry_fields(event),
-            }
-        )
-    return rows
+        if include_bookkeeping or event.kind not in BOOKKEEPING_KINDS:  # (never steps: skipped undumped)
+            timeline.add(event_data(event))
+    return timeline.rows

@@ -49,5 +49,18 @@ def test_runs_on_an_empty_or_missing_store(tmp_path, store_empty):
 
 @pytest.mark.parametrize("command", [["inspect"], ["replay"], ["validate"], ["diff", str(FIXTURE)]])
 def test_reading_commands_import_no_framework_redactor_or_provider_sdk(command):
-    # pydantic loads the trace (the IR); nothing else heavy (inspect draws no LangGraph graph unasked).
+    # pydantic loads the trace (the IR) for replay, validate and diff; inspect streams the raw lines but
+    # prices this run (genai-prices is built on pydantic); nothing else heavy (no LangGraph graph unasked).
     assert _heavy_imports(command[0], str(FIXTURE), *command[1:], "--json") == ["pydantic"]
+
+
+def test_inspect_streams_the_trace_without_pydantic(tmp_path):
+    # The streaming inspect reads raw lines; only pricing a run (genai-prices, itself built on pydantic)
+    # would load pydantic, and a run sent to a local endpoint has no price to look up.
+    lines = FIXTURE.read_text().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["base_url"] = "http://127.0.0.1:8080/v1"
+    local = tmp_path / "local.jsonl"
+    local.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
+    assert _heavy_imports("inspect", str(local), "--json") == []
+    assert _heavy_imports("inspect", str(local), "--all", "--json") == []

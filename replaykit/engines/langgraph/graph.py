@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.gcpause import cyclic_gc_paused
 
 if TYPE_CHECKING:
     from replaykit.core.run import Run
@@ -133,29 +134,11 @@ class ReplayGraph:
     def drive(self, config: JSON | None = None) -> list[Any]:
         rt = runtime()
         try:
-            with _cyclic_gc_paused():
+            with cyclic_gc_paused():
                 messages: list[Any] = rt.drive(self.graph, self.record, config)
         except rt.ReplayDesync as exc:
             raise LangGraphDesync(str(exc)) from exc
         return messages
-
-
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """The cyclic GC off while the graph runs, as ``replay_run`` does: the replay keeps creating
-    long-lived objects (messages), so with a large run loaded the collector's full passes traverse the
-    whole heap again and again (measured: a third of a 1000-step replay in a process holding several
-    runs). The drive itself leaves little cyclic garbage (about 8,000 objects at 1000 steps), collected
-    by the next pass after this."""
-    import gc
-
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def tool_identifiers(names: list[str]) -> list[str]:
@@ -248,7 +231,7 @@ def replay(run: Run, *, checkpoint_db: str | os.PathLike[str] | None = None,
            thread_id: str | None = None) -> ReplayResult:
     """Replay ``run`` through its graph: messages (IR dicts), counters, and with ``checkpoint_db`` a
     SqliteSaver checkpoint after every node (model step or tools step)."""
-    with _cyclic_gc_paused():  # the record and the conversions too, not only the drive
+    with cyclic_gc_paused():  # the record and the conversions too, not only the drive
         return _replay(run, checkpoint_db, thread_id)
 
 
