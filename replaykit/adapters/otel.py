@@ -368,11 +368,18 @@ class _RunReader:
     def build(self) -> ImportedRun:
         header = self.header()
         recorder = Recorder(header, clock=lambda: 0.0)
+        turn: Span | None = None  # the agent span whose end is still to be written (rebuilt imports)
         for kind, item in self.ordered():
             if kind == "span":
+                if not self.exact and item.role == "agent":
+                    if turn is not None:
+                        self.ending(recorder, turn, last=False)
+                    turn = item
                 self.span(recorder, item)
             else:
                 self.carried(recorder, item)
+        if turn is not None:
+            self.ending(recorder, turn, last=True)
         if not self.exact:
             if self.missing:
                 self.warnings.append("spans without message content (" + ", ".join(sorted(self.missing)) +
@@ -388,10 +395,10 @@ class _RunReader:
             seq = span.attrs.get("replaykit.seq")
             if span.role == "agent":
                 start = span.mine("turn_start")
-                if isinstance(start, dict):
-                    items.append(((float(start.get("seq", 0)), 0), "turn", span))
-                elif not self.exact:
+                if not self.exact:  # the other spans are ordered by time here: so is the turn
                     items.append(((span.start_ns, 0), "turn", span))
+                elif isinstance(start, dict):
+                    items.append(((float(start.get("seq", 0)), 0), "turn", span))
                 for name, _time_ns, attrs in span.events:
                     if self.exact and name.startswith("replaykit.") and attrs.get("replaykit.seq") is not None:
                         items.append(((float(attrs["replaykit.seq"]), 0), "event", (span, attrs)))
@@ -449,6 +456,44 @@ class _RunReader:
         recorder.turn_start(message, turn=int(info.get("turn", 0)) if isinstance(info, dict) else
                             sum(1 for e in recorder.events if e.kind == "turn_start"), **self.fields(span, info))
         self.conv.add(message)
+
+    def ending(self, recorder: Recorder, span: Span, *, last: bool) -> None:
+        """A turn's end (the run's, for the last agent span) rebuilt from the agent span: the final answer
+        from its ``gen_ai.output.messages`` (or OpenInference ``output.value``), a failure from status
+        ERROR / ``error.type``; replaykit's own content-free ``replaykit.turn_end`` / ``replaykit.run_end``
+        span events say which ends there were and their status. Nothing to go on: no end event."""
+        carried: dict[str, dict[str, Any]] = {}
+        for name, _time_ns, attrs in span.events:
+            if name in ("replaykit.turn_end", "replaykit.run_end"):
+                try:
+                    body = json.loads(attrs.get("replaykit.event") or "{}")
+                except ValueError as exc:
+                    raise BadInput(f"span {span.span_id}: span event {name} is not JSON") from exc
+                carried[name.removeprefix("replaykit.")] = body if isinstance(body, dict) else {}
+        try:
+            outputs = _json_attr(span, "gen_ai.output.messages")
+            answers = [otel_genai.decode_message(m).text for m in outputs] if isinstance(outputs, list) else []
+        except ValueError as exc:
+            raise BadInput(f"span {span.span_id}: gen_ai.output.messages is malformed ({exc})") from exc
+        answer = "".join(a for a in answers if a is not None) if answers else _str(span.attrs.get("output.value"))
+        failed = span.status_code == 2
+        if not carried and answer is None and not failed:
+            return
+        error_type = span.attrs.get("error.type")
+        status = error_type if error_type in ("failed", "interrupted") else ("failed" if failed else "completed")
+        reason = span.status_message if failed and span.status_message not in ("", status) else None
+        kinds = [k for k in ("turn_end", "run_end") if k in carried] or (["run_end"] if last else ["turn_end"])
+        for kind in kinds:
+            body = carried.get(kind, {})
+            fields: dict[str, Any] = {
+                "reason": body.get("reason", reason), "provenance": Provenance.RECONSTRUCTED,
+                "status": body["status"] if body.get("status") in ("completed", "failed", "interrupted") else status,
+                "t": float(body["t"]) if isinstance(body.get("t"), int | float) else
+                round(max(0, span.end_ns - self.trace.spans[0].start_ns) / 1e9, 6)}
+            if kind == "run_end":
+                recorder.run_end(answer, **fields)
+            else:
+                recorder.turn_end(answer, sync=False, **fields)
 
     def carried(self, recorder: Recorder, item: tuple[Span, dict[str, Any]]) -> None:
         span, attrs = item

@@ -157,8 +157,8 @@ def normalized_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
             elif kind == "reasoning":
                 # Reasoning text is the model's, and providers often drop it from history: not compared.
                 continue
-            else:
-                parts.append(_plain(part))
+            else:  # media, opaque: compared whole (as a list like the others: the merge below reads p[0])
+                parts.append([kind, _plain(part)])
         # Consecutive text parts and a single text part fingerprint alike.
         merged: list[Any] = []
         for p in parts:

@@ -32,8 +32,10 @@ from replaykit.core.ir import (
     ErrorEvent,
     Event,
     LLMCallEvent,
+    RunEndEvent,
     ToolCallEvent,
     ToolsEvent,
+    TurnEndEvent,
     TurnStartEvent,
 )
 from replaykit.core.run import Run, request_of
@@ -159,6 +161,7 @@ class _SpanBuilder:
         self.tool_spans: dict[str, SpanData] = {}  # tool call id -> its execute_tool span
         self.pending: list[tuple[str, int, dict[str, Any]]] = []  # span events before the first turn
         self.launches: list[Any] = []  # subagent start events, built once the run's own spans exist
+        self.early_end: TurnEndEvent | RunEndEvent | None = None  # an end before any turn span exists
         self.encoded_cache: dict[int, tuple[Any, str]] = {}  # id(message) -> (message, its JSON text)
         try:
             self.start = dt.datetime.fromisoformat(run.header.created_at.replace("Z", "+00:00"))
@@ -217,7 +220,29 @@ class _SpanBuilder:
         self.pending = []
         self.turn = span
         self.spans.append(span)
+        if self.early_end is not None:
+            self.end(span, self.early_end)
+            self.early_end = None
         return span
+
+    def end(self, span: SpanData, event: TurnEndEvent | RunEndEvent) -> None:
+        """A turn's or the run's end in the conventions' own terms, on the agent span it closes: the final
+        answer as the agent's ``gen_ai.output.messages`` (content, so opt-in) and a failed or interrupted
+        end as status ERROR with ``error.type`` (a success keeps status UNSET, as instrumentations should).
+        Readers that know only the conventions see how the agent ended; ``replaykit import`` rebuilds the
+        end event from them when the ``replaykit.*`` span events are gone."""
+        attrs = span.attributes
+        if self.content and event.final_answer is not None:
+            attrs["gen_ai.output.messages"] = _json([{"role": "assistant", "finish_reason": "stop" if
+                                                     event.status == "completed" else "error",
+                                                     "parts": [{"type": "text", "content": event.final_answer}]}])
+        if event.status == "completed":
+            span.status_code, span.status_message = STATUS_UNSET, ""
+            attrs.pop("error.type", None)
+        else:
+            span.status_code = STATUS_ERROR
+            span.status_message = (event.reason or event.status) if self.content else event.status
+            attrs["error.type"] = event.status
 
     def close_turn(self) -> None:
         if self.turn is not None:
@@ -259,6 +284,11 @@ class _SpanBuilder:
             self.tool(event)
         else:
             self.carry(event)
+            if isinstance(event, TurnEndEvent | RunEndEvent):
+                if self.turn is None:
+                    self.early_end = event
+                else:
+                    self.end(self.turn, event)
             if event.kind == "subagent":
                 self.launches.append(event)
 

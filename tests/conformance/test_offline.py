@@ -25,11 +25,7 @@ from tests.conformance._matrix import (
 )
 
 #: cells known not to conform yet, with why (strict: the cell fails loudly once it starts passing)
-KNOWN_GAPS = {
-    ("hermes", "import/anthropic"): "the second request Hermes builds for this imported Anthropic run (with "
-                                    "thinking blocks) does not match the record: one desync, answered "
-                                    "synthetically offline; not yet diagnosed",
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.parametrize("recording", recordings())

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replaykit.core.canonical import canonical_json, fingerprint, mask_volatile_text
-from replaykit.core.ir import Message, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from replaykit.core.ir import MediaPart, Message, OpaquePart, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
@@ -58,3 +58,16 @@ def test_fingerprint_sees_real_changes() -> None:
 def test_mask_volatile_text() -> None:
     masked = mask_volatile_text("Today: 2026-11-30T10:00:00Z at /tmp/x/y uuid 123e4567-e89b-12d3-a456-426614174000")
     assert "2026" not in masked and "/tmp" not in masked and "123e4567" not in masked
+
+
+def test_fingerprint_of_media_and_opaque_parts() -> None:
+    """An image or an opaque block beside text (an imported ATIF step with an image did this) fingerprints,
+    as IR models and as their JSON form alike, and a different image is a different request."""
+    def request(url: str) -> list[Message]:
+        return [Message(role="user", parts=[TextPart(text="what does it show?"), MediaPart(media_type="image/png",
+                                                                                           url=url)]),
+                Message(role="assistant", parts=[OpaquePart(format="x", data={"k": 1}), TextPart(text="a chart")])]
+
+    base = fingerprint(request("file:///chart.png"))
+    assert fingerprint([m.model_dump(exclude_none=True) for m in request("file:///chart.png")]) == base
+    assert fingerprint(request("file:///other.png")) != base

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -53,3 +55,19 @@ if __name__ == "__main__":
                          progress=False)
     print(summary.resumed_partitions, summary.records)
 """
+
+
+def killer_task(path: str, options: Mapping[str, Any]) -> RunResult:
+    """The export task in a worker that SIGKILLs itself on chosen runs (a stand-in for the OOM killer or a
+    segfault in a native library): ``kill_always`` names runs that kill every worker that touches them,
+    ``kill_once`` runs that kill one worker only (a flag file in ``flags`` remembers the death). Never
+    in the driver process (``driver_pid``), whose death would be the test's."""
+    name = Path(path).name
+    if os.getpid() != options["driver_pid"]:
+        if name in options["kill_always"]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        flag = Path(options["flags"]) / name
+        if name in options["kill_once"] and not flag.exists():
+            flag.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+    return corpus_task(path, {k: v for k, v in options.items() if k in RAW})

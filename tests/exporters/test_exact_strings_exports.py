@@ -192,23 +192,19 @@ def test_script_live_replay_sends_empty_system_and_user_turns(tmp_path: Path) ->
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(slots=slot_strings())
-def test_atif_file_is_utf8_and_imports_back_exactly(tmp_path_factory: pytest.TempPathFactory,
-                                                               slots: dict[str, str]) -> None:
+def test_atif_and_otel_files_are_utf8_and_import_back_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                                              slots: dict[str, str]) -> None:
     from replaykit.adapters.atif import import_atif
     from replaykit.adapters.otel import import_otel
     from replaykit.exporters import export
+    from tests.interop.roundtrip import first_difference, view
 
     run = strings_run(slots)
     folder = tmp_path_factory.mktemp("x")
-    # OTel: the file is valid UTF-8 (checked here) but its import does not bring every text back yet
-    # (see the report of issue 18); only the ATIF round trip is asserted exactly.
-    export(run, "otel", folder / "run.otel.json")
-    (folder / "run.otel.json").read_bytes().decode("utf-8")
-    import_otel(folder / "run.otel.json")
-    for fmt, importer in (("atif", import_atif),):
+    for fmt, importer, options in (("atif", import_atif, {}), ("otel", import_otel, {"include_content": True})):
         path = folder / f"run.{fmt}.json"
         try:
-            export(run, fmt, path)
+            export(run, fmt, path, **options)
         except ModuleNotFoundError:
             continue  # the format's extra is not installed in this environment
         path.read_bytes().decode("utf-8")
@@ -216,3 +212,8 @@ def test_atif_file_is_utf8_and_imports_back_exactly(tmp_path_factory: pytest.Tem
         texts = set(texts_of([json.loads(jsonsafe.model_json(e)) for e in back.events]))
         for name in ("system", "user", "result", "answer"):
             assert slots[name] in texts, (fmt, name)
+        if fmt == "otel":  # every event, the assistant text beside the tool call and the run_end included
+            again = Run(back.header, back.events)
+            assert view(again) == view(run), first_difference(view(run), view(again))
+            assert again.events[-1].kind == "run_end" and again.final_answer == slots["answer"]
+            assert again.llm_calls()[0].response.message.text == slots["thinking_text"]

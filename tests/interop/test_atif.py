@@ -284,3 +284,64 @@ def test_hostile_nesting_is_refused_in_one_line(tmp_path: Path, capsys: pytest.C
         assert main(["import", str(path), "--format", "atif", "--store", str(tmp_path / "store")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("engine", ["openai", "pydantic-ai", "langgraph"])
+@pytest.mark.parametrize("fixture", ["foreign_v1_7.json", "foreign_v1_8_subagent.json"])
+def test_imported_trajectory_plays_offline_on_every_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           engine: str, fixture: str) -> None:
+    """`replaykit play RUN --engine E --offline` of another producer's trajectory: the engine's real loop,
+    every step served from the import (the v1.8 file's user step holds an image), the record's
+    conversation and answer, `diff` equal."""
+    pytest.importorskip({"openai": "openai", "pydantic-ai": "pydantic_ai", "langgraph": "langgraph"}[engine])
+    from replaykit.core.diff import diff_runs
+    from replaykit.core.replay import replay_run
+    from tests.conformance._matrix import conversation
+
+    store = RunStore(tmp_path / "store")
+    assert main(["import", str(ATIF / fixture), "--format", "atif", "--store", str(store.root), "--json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run_id"]
+    run = store.load(run_id)
+    source = store.path_for(run_id).read_bytes()
+    assert main(["play", run_id, "--engine", engine, "--offline", "--store", str(store.root), "--json"]) == 0
+    played_doc = json.loads(capsys.readouterr().out)
+    assert played_doc["status"] == "completed" and played_doc["parent_run_id"] == run_id
+    counters = played_doc["counters"]
+    assert (counters["provider_calls"], counters["tool_executions"], counters["desyncs"]) == (0, 0, 0)
+    assert counters["served_llm_steps"] == len(run.llm_calls()) >= 2
+    assert counters["served_tool_steps"] == len(run.tool_calls()) >= 1
+    assert store.path_for(run_id).read_bytes() == source
+    played = store.load(played_doc["run_id"])
+    expected = replay_run(run)
+    assert conversation(replay_run(played)["messages"]) == conversation(expected["messages"])
+    assert played_doc["final_answer"] == expected["final_answer"] == played.final_answer is not None
+    assert diff_runs(run, played).equal
+
+    def media(r: Run) -> list[Any]:  # what conversation() does not show: the image went through the engine
+        return [p for e in r.llm_calls() for m in r.request_messages(e) for p in m.parts if p.type == "media"]
+    assert media(played) == media(run)
+    assert bool(media(run)) == (fixture == "foreign_v1_8_subagent.json")
+
+
+@pytest.mark.hermes
+@pytest.mark.parametrize("fixture", [
+    "foreign_v1_7.json",
+    "foreign_v1_8_subagent.json",
+])
+def test_imported_trajectory_plays_offline_on_the_hermes_engine(tmp_path: Path, fixture: str) -> None:
+    """The real Hermes agent (a sandboxed home, as in the conformance matrix) plays another producer's
+    trajectory with every step served from it."""
+    from replaykit.adapters import import_file
+    from replaykit.engines import play
+    from tests.conformance._matrix import engine_extra, options
+
+    store = RunStore(tmp_path / "store")
+    imported = import_file(ATIF / fixture, "atif")[0]
+    store.write_run(imported.header, imported.events)
+    run = store.load(imported.header.run_id)
+    result = play(run, "hermes", options(store, serve_only=True, extra=engine_extra("hermes", tmp_path)))
+    assert result.status == "completed", result.error
+    counters = result.counters
+    assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
+    assert counters.served_llm_steps == len(run.llm_calls())
+    assert result.final_answer == run.final_answer

@@ -4,6 +4,7 @@ requests, and bad input."""
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Iterator
@@ -15,10 +16,11 @@ import pytest
 
 from replaykit.adapters.otel import import_otel
 from replaykit.cli.main import main
-from replaykit.core.ir import Provenance
+from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.exporters import otel as otel_export
+from replaykit.testing.json_strings import SLOTS, strings_run
 from tests.interop.roundtrip import (
     FIXTURES,
     RUN_FIXTURES,
@@ -84,6 +86,75 @@ def test_without_content_the_loss_is_named_and_the_shape_survives(tmp_path: Path
     assert [c.request.params for c in back.llm_calls()] == [c.request.params for c in run.llm_calls()]
     assert {s.event.provenance for s in back.steps} == {Provenance.RECONSTRUCTED}
     assert any("without message content" in w for w in imported.warnings)
+    # Turns in their place (the second user turn after the first turn's steps) and each end with its status.
+    shape = ("turn_start", "llm_call", "tool_call", "error", "turn_end", "run_end")
+    assert [e.kind for e in back.events] == [e.kind for e in run.events if e.kind in shape]
+    ends = [e for e in back.events if e.kind in ("turn_end", "run_end")]
+    assert back.status == run.status and ends and all(e.final_answer is None for e in ends)  # type: ignore[union-attr]
+
+
+def _conventions_only(document: dict[str, Any]) -> dict[str, Any]:
+    """What a backend that keeps only the GenAI conventions holds: no replaykit.* attribute, no span event."""
+    document = copy.deepcopy(document)
+    for resource_spans in document["resourceSpans"]:
+        for scope in resource_spans["scopeSpans"]:
+            for span in scope["spans"]:
+                span["attributes"] = [a for a in span["attributes"] if not a["key"].startswith("replaykit.")]
+                span.pop("events", None)
+    return document
+
+
+def _assistant(run: Run) -> list[Any]:
+    """The model's messages, without the wire details the conventions have no place for."""
+    return [[p.model_dump(exclude={"raw_arguments", "provider_details", "redacted"}, exclude_none=True)
+             for p in c.response.message.parts] for c in run.llm_calls()]
+
+
+@pytest.mark.parametrize("fixture", [None, *RUN_FIXTURES], ids=lambda p: p.name if p else "strings-run")
+def test_conventions_alone_keep_assistant_text_beside_tool_calls_and_the_run_end(tmp_path: Path,
+                                                                                   fixture: Path | None) -> None:
+    """Exported with content, then read back from the GenAI attributes alone (replaykit.* dropped): every
+    assistant message (text next to its tool calls too) and how the run ended (status, final answer)."""
+    run = Run.load(fixture) if fixture else strings_run({s: f"<{s}>" for s in SLOTS})
+    rendered = otel_export.render(run, include_content=True)
+    imported = import_otel(_write(tmp_path, _conventions_only(rendered.document)))[0]
+    back = Run(imported.header, imported.events)
+    assert _assistant(back) == _assistant(run)
+    assert (back.status, back.final_answer) == (run.status, run.final_answer)
+    # Each earlier turn's end on its own agent span; the last agent span's end is the run's.
+    last_turn = max(e.seq for e in run.events if e.kind == "turn_start")
+    earlier = sum(1 for e in run.events if e.kind == "turn_end" and e.seq < last_turn)
+    assert [e.kind for e in back.events if e.kind in ("turn_end", "run_end")] == ["turn_end"] * earlier + ["run_end"]
+    assert back.events[-1].kind == "run_end"
+    if fixture is None:
+        assert back.llm_calls()[0].response.message.text == "<thinking_text>"  # beside the search call
+        assert back.llm_calls()[0].response.message.tool_calls[0].name == "search"
+
+
+@pytest.mark.parametrize("status", ["failed", "interrupted"])
+def test_a_run_that_did_not_complete_is_an_error_status_on_its_agent_span(tmp_path: Path, status: str) -> None:
+    from replaykit.core.ir import RunHeader, Source
+    from replaykit.core.recorder import Recorder
+
+    rec = Recorder(RunHeader(run_id="ends", created_at="2026-12-01T00:00:00Z", source=Source(framework="t")))
+    rec.turn_start(Message(role="user", parts=[TextPart(text="go")]))
+    rec.llm_call([Message(role="user", parts=[TextPart(text="go")])],
+                 LLMResponse(message=Message(role="assistant", parts=[TextPart(text="half")])), model="m")
+    rec.run_end("half" if status == "failed" else None, status=status, reason="killed by the user")
+    run = Run(rec.header, rec.events)
+    for include_content in (True, False):
+        rendered = otel_export.render(run, include_content=include_content)
+        agent = rendered.spans[0]
+        assert agent.status_code == otel_export.STATUS_ERROR and agent.attributes["error.type"] == status
+        assert agent.status_message == ("killed by the user" if include_content else status)
+        for document in (rendered.document, _conventions_only(rendered.document)):
+            (imported,) = import_otel(_write(tmp_path, document))
+            end = imported.events[-1]
+            assert end.kind == "run_end" and end.status == status  # type: ignore[union-attr]
+            assert end.final_answer == (run.final_answer if include_content and status == "failed" else  # type: ignore[union-attr]
+                                        None)
+            assert end.reason == ("killed by the user" if include_content or document is rendered.document  # type: ignore[union-attr]
+                                  else None)
 
 
 # ----------------------------------------------------------------------------- spans made by the SDK
@@ -152,7 +223,7 @@ def test_genai_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) -> None:
 def test_openinference_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) -> None:
     tracer, memory = tracer
     with tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT",
-                                                           "input.value": "Add 2 and 3"}):
+                                                           "input.value": "Add 2 and 3", "output.value": "5"}):
         with tracer.start_as_current_span("llm", attributes={
                 "openinference.span.kind": "LLM", "llm.model_name": "m-1", "llm.provider": "openai",
                 "llm.invocation_parameters": json.dumps({"temperature": 0}),
@@ -185,6 +256,8 @@ def test_openinference_spans_from_the_sdk_import(tmp_path: Path, tracer: Any) ->
     assert tool.call_id == "t1" and tool.llm_call_id == first.id  # type: ignore[union-attr]
     assert run.request_messages(run.steps[2].event)[-1].tool_results[0].tool_call_id == "t1"
     assert run.final_answer == "5"
+    end = run.events[-1]  # the agent's output is the run's end
+    assert (end.kind, end.final_answer, end.status) == ("run_end", "5", "completed")  # type: ignore[union-attr]
 
 
 # ------------------------------------------------------------------------- a local OTLP/HTTP collector

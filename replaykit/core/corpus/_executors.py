@@ -5,8 +5,8 @@ as they finish (in any order: the driver writes each partition to its own shard,
 never reaches the output). At most ``2 x workers`` partitions are in flight, so the driver holds a
 bounded number of finished partitions however large the corpus.
 
-- ``--workers N``: a process pool on this machine, started before the progress bar's thread (see
-  ``LocalExecutor.start``); ``N = 1`` runs in the driver process.
+- ``--workers N``: a process pool on this machine, started before the progress bar's thread; a dead
+  worker is survived (see ``_local``); ``N = 1`` runs in the driver process.
 - ``--cluster ray``: a local Ray instance (``ray://ADDRESS`` or ``ray://auto``: an existing cluster).
 - ``--cluster dask``: a Dask LocalCluster (``dask://HOST:PORT``: an existing scheduler).
 
@@ -16,18 +16,17 @@ by the caller, an existing cluster) is left running.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.errors import BadInput, MissingExtra
 
+from ._local import RESUME as _RESUME
+from ._local import WORKER_DIED, LocalExecutor, WorkerLost
 from ._sources import Partition
-from ._task import PartitionResult, Task, run_partition
-
-
-class WorkerLost(ReplaykitError):
-    """A worker died; finished partitions are kept."""
+from ._task import PartitionResult, Task, join_runs, run_partition
 
 
 class Executor(Protocol):
@@ -48,55 +47,6 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_RESUME = "finished partitions are kept in the manifest: rerun the same command to resume"
-
-
-class LocalExecutor:
-    def __init__(self, workers: int) -> None:
-        self.name = "local"
-        self.workers = workers
-        self._pool: Any = None
-
-    def start(self, partitions: int) -> None:
-        """Start the worker processes now, before the driver starts its progress-bar thread: on Linux
-        they are forked (fast, no re-import of ``__main__``), and a fork must not copy a running thread."""
-        if self.workers <= 1 or partitions <= 1 or self._pool is not None:
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        n = min(self.workers, partitions)
-        self._pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method))
-        for future in [self._pool.submit(os.getpid) for _ in range(n)]:
-            future.result()
-
-    def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
-        if self._pool is None:
-            for part in parts:
-                yield run_partition(task, options, part)
-            return
-        from concurrent.futures import FIRST_COMPLETED, Future, wait
-        from concurrent.futures.process import BrokenProcessPool
-
-        todo = list(parts)
-        pending: set[Future[PartitionResult]] = set()
-        try:
-            while todo or pending:
-                while todo and len(pending) < 2 * self.workers:
-                    pending.add(self._pool.submit(run_partition, task, options, todo.pop(0)))
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
-        except BrokenProcessPool as exc:
-            raise WorkerLost(f"a worker process died ({exc}); {_RESUME}") from exc
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-
 class RayExecutor:
     def __init__(self, address: str | None, workers: int) -> None:
         try:
@@ -114,6 +64,7 @@ class RayExecutor:
         self.workers = max(1, int(ray.cluster_resources().get("CPU", workers)))
         # Ray re-runs a task whose worker died (max_retries); the partition is written once either way.
         self._remote = ray.remote(num_cpus=1, max_retries=3)(run_partition)
+        self._deaths = (ray.exceptions.WorkerCrashedError, ray.exceptions.OutOfMemoryError)
 
     def start(self, partitions: int) -> None:
         pass
@@ -121,16 +72,35 @@ class RayExecutor:
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
         ray = self._ray
         todo = list(parts)
-        pending: list[Any] = []
+        pending: dict[Any, Partition] = {}
         while todo or pending:
             while todo and len(pending) < 2 * self.workers:
-                pending.append(self._remote.remote(task, dict(options), todo.pop(0)))
-            done, pending = ray.wait(pending, num_returns=1)
+                part = todo.pop(0)
+                pending[self._remote.remote(task, dict(options), part)] = part
+            done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
+                part = pending.pop(ref)
                 try:
                     yield ray.get(ref)
+                except self._deaths as exc:  # killed a worker at every retry: find the run, one by one
+                    yield self._run_by_run(task, options, part, exc)
                 except ray.exceptions.RayError as exc:
                     raise WorkerLost(f"a Ray task failed ({_first_line(exc)}); {_RESUME}") from exc
+
+    def _run_by_run(self, task: Task, options: Mapping[str, Any], part: Partition, exc: Exception) -> PartitionResult:
+        """Each run of a partition that kept killing workers as its own task (one retry): the runs that
+        still kill theirs are damaged ('worker died'); the others' output is as in a clean run."""
+        alone = self._remote.options(max_retries=1)
+        refs = [alone.remote(task, dict(options), dataclasses.replace(part, paths=(p,))) for p in part.paths]
+        pieces, dead = [], set()
+        for path, ref in zip(part.paths, refs, strict=True):
+            try:
+                pieces.append(self._ray.get(ref))
+            except self._deaths:
+                dead.add(path)
+        if len(dead) == len(part.paths) > 1:  # every run: the workers, not a run, are the problem
+            raise WorkerLost(f"Ray workers keep dying ({_first_line(exc)}); {_RESUME}") from exc
+        return join_runs(part, pieces, dead, WORKER_DIED)
 
     def close(self) -> None:
         if self._owned:
@@ -158,23 +128,48 @@ class DaskExecutor:
         pass
 
     def map(self, task: Task, options: Mapping[str, Any], parts: Sequence[Partition]) -> Iterator[PartitionResult]:
-        from distributed import as_completed
+        from distributed import KilledWorker, as_completed
 
         todo = list(parts)
-        first = [self._submit(task, options, todo.pop(0)) for _ in range(min(len(todo), 2 * self.workers))]
-        queue = as_completed(first)
+        sent: dict[Any, Partition] = {}
+        for _ in range(min(len(todo), 2 * self.workers)):
+            part = todo.pop(0)
+            sent[self._submit(task, options, part)] = part
+        queue = as_completed(list(sent))
         for future in queue:
+            part = sent.pop(future)
             try:
                 result = future.result()
+            except KilledWorker as exc:  # killed allowed-failures + 1 workers: find the run, one by one
+                result = self._run_by_run(task, options, part, exc)
             except Exception as exc:
                 raise WorkerLost(f"a Dask task failed ({_first_line(exc)}); {_RESUME}") from exc
             if todo:
-                queue.add(self._submit(task, options, todo.pop(0)))
+                part = todo.pop(0)
+                future = self._submit(task, options, part)
+                sent[future] = part
+                queue.add(future)
             yield result
 
+    def _run_by_run(self, task: Task, options: Mapping[str, Any], part: Partition, exc: Exception) -> PartitionResult:
+        """As RayExecutor._run_by_run: the runs that still kill their workers are damaged ('worker died')."""
+        from distributed import KilledWorker
+
+        futures = [self._submit(task, options, dataclasses.replace(part, paths=(p,))) for p in part.paths]
+        pieces, dead = [], set()
+        for path, future in zip(part.paths, futures, strict=True):
+            try:
+                pieces.append(future.result())
+            except KilledWorker:
+                dead.add(path)
+        if len(dead) == len(part.paths) > 1:  # every run: the workers, not a run, are the problem
+            raise WorkerLost(f"Dask workers keep dying ({_first_line(exc)}); {_RESUME}") from exc
+        return join_runs(part, pieces, dead, WORKER_DIED)
+
     def _submit(self, task: Task, options: Mapping[str, Any], part: Partition) -> Any:
-        # pure=False: two partitions are never "the same call"; retries: a lost worker's task runs again.
-        return self._client.submit(run_partition, task, dict(options), part, pure=False, retries=3)
+        # pure=False: two partitions are never "the same call". A task whose worker dies is run again by
+        # the scheduler up to distributed.scheduler.allowed-failures times (default 3), then KilledWorker.
+        return self._client.submit(run_partition, task, dict(options), part, pure=False)
 
     def close(self) -> None:
         self._client.close()

@@ -65,11 +65,15 @@ def _one_line(exc: BaseException) -> str:
     return text if isinstance(exc, ReplaykitError) else f"{type(exc).__name__}: {text}"
 
 
-def run_partition(task: Task, options: Mapping[str, Any], partition: Partition) -> PartitionResult:
+def run_partition(task: Task, options: Mapping[str, Any], partition: Partition,
+                  on_run: Callable[[int], None] | None = None) -> PartitionResult:
+    """``on_run(position)`` is called before each run (the local pool marks where a worker died)."""
     started = time.perf_counter()
     results: list[RunResult] = []
     fatal: str | None = None
-    for path in partition.paths:
+    for position, path in enumerate(partition.paths):
+        if on_run is not None:
+            on_run(position)
         try:
             results.append(task(path, options))
         except MissingExtra as exc:
@@ -84,4 +88,19 @@ def run_partition(task: Task, options: Mapping[str, Any], partition: Partition) 
         peak_rss_kb=peak_rss_kb(),
         seconds=time.perf_counter() - started,
         fatal=fatal,
+    )
+
+
+def join_runs(partition: Partition, pieces: list[PartitionResult], dead: set[str], reason: str) -> PartitionResult:
+    """One partition's result from its runs run one by one (``pieces``, in order, missing the ``dead``
+    runs, which killed their worker): the dead ones come back as damaged runs, in their place."""
+    done = iter(run for piece in pieces for run in piece.runs)
+    runs = [RunResult(source=path, damaged=reason) if path in dead else next(done) for path in partition.paths]
+    return PartitionResult(
+        index=partition.index,
+        runs=runs,
+        worker=pieces[0].worker if pieces else "",
+        peak_rss_kb=max((piece.peak_rss_kb for piece in pieces), default=0),
+        seconds=sum(piece.seconds for piece in pieces),
+        fatal=next((piece.fatal for piece in pieces if piece.fatal), None),
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
-from replaykit.core.codecs import decode_request
+from replaykit.core.codecs import decode_request, encode_request
 from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
@@ -36,16 +36,21 @@ OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
 _SYSTEM_KEY = {"openai-responses": "instructions", "anthropic-messages": "system"}
 
 
-def pin_system(api: str, request: dict[str, Any], recorded: str) -> dict[str, Any] | None:
-    """``request`` with the recorded system prompt in place of Hermes's fresh one; None when equal."""
+def pin_system(api: str, request: dict[str, Any], recorded: str | None) -> dict[str, Any] | None:
+    """``request`` with the recorded system prompt in place of Hermes's fresh one (``recorded`` None: the
+    record sent none, so Hermes's own is dropped); None when the request already says the same."""
     if api == "openai-chat":
         messages = request.get("messages")
         if not (isinstance(messages, list) and messages and isinstance(messages[0], dict)
                 and messages[0].get("role") == "system" and messages[0].get("content") != recorded):
             return None
+        if recorded is None:
+            return {**request, "messages": messages[1:]}
         return {**request, "messages": [{**messages[0], "content": recorded}, *messages[1:]]}
     key = _SYSTEM_KEY[api]
     current = request.get(key)
+    if recorded is None:
+        return None if current is None else {k: v for k, v in request.items() if k != key}
     if isinstance(current, str):
         return None if current == recorded else {**request, key: recorded}
     if (isinstance(current, list) and len(current) == 1 and isinstance(current[0], dict)
@@ -54,11 +59,45 @@ def pin_system(api: str, request: dict[str, Any], recorded: str) -> dict[str, An
     return None
 
 
+def mark_tool_errors(request: dict[str, Any], failed: set[str]) -> dict[str, Any] | None:
+    """An Anthropic ``request`` whose ``tool_result`` blocks answering ``failed`` calls carry
+    ``is_error: true``; None when nothing changes. Hermes keeps tool results as plain chat messages and
+    never sets Anthropic's flag, but the record's error results (and the other engines') carry it."""
+    messages = request.get("messages")
+    if not failed or not isinstance(messages, list):
+        return None
+    changed = False
+    out: list[Any] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(_needs_error_flag(block, failed) for block in content):
+            content = [{**block, "is_error": True} if _needs_error_flag(block, failed) else block
+                       for block in content]
+            message = {**message, "content": content}
+            changed = True
+        out.append(message)
+    return {**request, "messages": out} if changed else None
+
+
+def _needs_error_flag(block: Any, failed: set[str]) -> bool:
+    return (isinstance(block, dict) and block.get("type") == "tool_result"
+            and block.get("tool_use_id") in failed and block.get("is_error") is not True)
+
+
+def user_content(message: Message) -> Any:
+    """A user turn as Hermes takes it: its text, or (with media parts) the Chat content-part list Hermes
+    accepts for multimodal turns and converts to each api mode, encoded by the shared codec."""
+    if all(part.type == "text" for part in message.parts):
+        return message.text
+    encoded = encode_request("openai-chat", [Message(role="user", parts=message.parts)]).body
+    return encoded["messages"][0]["content"]
+
+
 class PlayMiddleware:
     """The two execution middlewares (and the system-prompt pin) around one cursor."""
 
     def __init__(self, session: PlaySession, recorded_system: str | None, api: str,
-                 stand_ins: frozenset[str] = frozenset()) -> None:
+                 stand_ins: frozenset[str] = frozenset(), *, pin_system: bool = True) -> None:
         self.session = session
         self.api = api
         self.stand_ins = stand_ins
@@ -67,19 +106,34 @@ class PlayMiddleware:
         self.recorder: Recorder = session.recorder
         self.options = session.options
         self.recorded_system = recorded_system
+        # False when the record has no request to take a system prompt from: Hermes's own stays.
+        self.pin_system = pin_system
+        self._failed: set[str] = set()  # tool calls answered as errors (Anthropic's is_error, see llm_request)
         self._active: set[str] = set()
         self._lock = threading.Lock()
         self._served = 0
 
     def llm_request(self, **kw: Any) -> Any:
-        """Pin the recorded system prompt: Hermes rebuilds it (date, paths, memory), the replay must not."""
+        """Pin the recorded system prompt (Hermes rebuilds it with date, paths, memory, and adds its own
+        where the record sent none: the replay must not), and flag failed tool results (Anthropic)."""
         request = kw.get("request")
-        if not self.recorded_system or not isinstance(request, dict):
+        if not isinstance(request, dict):
             return None
-        pinned = pin_system(self.api, request, self.recorded_system)
-        if pinned is None:
+        reasons: list[str] = []
+        pinned = pin_system(self.api, request, self.recorded_system) if self.pin_system else None
+        if pinned is not None:
+            request = pinned
+            reasons.append("recorded system prompt")
+        if self.api == "anthropic-messages":
+            with self._lock:
+                failed = set(self._failed)
+            flagged = mark_tool_errors(request, failed)
+            if flagged is not None:
+                request = flagged
+                reasons.append("failed tool results flagged")
+        if not reasons:
             return None
-        return {"request": pinned, "source": "replaykit", "reason": "recorded system prompt"}
+        return {"request": request, "source": "replaykit", "reason": "; ".join(reasons)}
 
     def llm_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
@@ -143,18 +197,22 @@ class PlayMiddleware:
 
             implementation = None if name in self.stand_ins else hermes_tool
             answer = self.tools.answer(call_id, name, args, implementation=implementation)
+            if answer.is_error:
+                with self._lock:
+                    self._failed.add(call_id)
             return ran[0] if answer.rung == "implementation" and ran else answer.content
         finally:
             with self._lock:
                 self._active.discard(call_id)
 
 
-def _recorded_system(run: Run) -> str | None:
+def _recorded_system(run: Run) -> tuple[bool, str | None]:
+    """(whether the record holds a request, its system prompt: None when it sent none)."""
     calls = run.llm_calls()
     if not calls:
-        return None
+        return False, None
     first = run.request_messages(calls[0])
-    return first[0].text if first and first[0].role == "system" else None
+    return True, first[0].text if first and first[0].role == "system" else None
 
 
 def _turns(run: Run, cursor: ReplayCursor) -> list[Message]:
@@ -166,6 +224,12 @@ def _turns(run: Run, cursor: ReplayCursor) -> list[Message]:
     if not users:
         raise BadInput(f"run {run.run_id} has no user message to replay")
     return users[-1:]
+
+
+def _sends_media(run: Run) -> bool:
+    """Whether any recorded request carries a media part (an image the model was sent)."""
+    return any(part.type == "media" for call in run.llm_calls() for message in run.request_messages(call)
+               for part in message.parts)
 
 
 def register_stand_ins(run: Run) -> list[str]:
@@ -211,7 +275,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     stand_ins = register_stand_ins(source)
     if stand_ins:
         toolsets.append(STAND_IN_TOOLSET)
-    middleware = PlayMiddleware(session, _recorded_system(source), api, frozenset(stand_ins))
+    has_request, system = _recorded_system(source)
+    middleware = PlayMiddleware(session, system, api, frozenset(stand_ins), pin_system=has_request)
     ctx = PluginContext(PluginManifest(name="replaykit-play", source="inproc"), get_plugin_manager())
     ctx.register_middleware("llm_request", middleware.llm_request)
     ctx.register_middleware("llm_execution", middleware.llm_execution)
@@ -222,6 +287,11 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         skip_memory=True, platform=spec.get("platform") or "cli", max_iterations=options.max_iterations,
         tool_delay=0.0, api_mode=spec["api_mode"],
     )
+    if _sends_media(source):
+        # The recorded model took the images natively (its requests carry them). Hermes decides that from
+        # config.yaml / models.dev, which know nothing of a replayed model, and otherwise replaces each
+        # image with an auxiliary vision description before the request (agent._model_supports_vision).
+        agent._model_supports_vision = lambda: True
     history: list[dict[str, Any]] | None = None
     final: str | None = None
     status = "completed"
@@ -229,7 +299,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         for message in _turns(source, cursor):
             session.recorder.turn_start(message, provenance=Provenance.SERVED)
-            result = agent.run_conversation(message.text, conversation_history=history)
+            result = agent.run_conversation(user_content(message), conversation_history=history)
             history = result.get("messages")
             final = result.get("final_response")
             turn_status = "failed" if result.get("failed") else "interrupted" if result.get("interrupted") else "completed"
