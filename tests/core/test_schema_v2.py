@@ -25,7 +25,7 @@ from replaykit.core.ir import (
     ToolSpec,
 )
 from replaykit.core.recorder import Recorder, ToolRefs
-from replaykit.core.redaction import RedactingWriter, redact_run
+from replaykit.core.redaction import RedactingWriter, redact_run, redact_trace_file
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 from replaykit.core.validate import validate_trace
@@ -195,6 +195,13 @@ def test_redaction_redacts_the_result_a_reference_rebuilds(tmp_path: Path) -> No
     assert rebuilt.tool_results[0].content == redacted.tool_calls()[0].result != result
     # The redacted copy keeps the reference (the result is stored once there too).
     assert type(redacted.llm_calls()[1].request.context.append[-1]) is MessageRef
+    # `replaykit redact` streams the file (redact_trace_file): the same, read back from disk.
+    out = tmp_path / "redacted.jsonl"
+    redact_trace_file(path, out, "patterns")
+    streamed = Run.load(out)
+    assert '"ref"' in out.read_text() and "ada.lovelace@example.com" not in out.read_text()
+    assert _dump(streamed.request_messages(streamed.llm_calls()[1])) == _dump(
+        redacted.request_messages(redacted.llm_calls()[1]))
 
 
 @pytest.mark.parametrize("redacting", [False, True], ids=["plain", "redacting-writer"])
