@@ -31,7 +31,14 @@ from replaykit.core import cost
 from replaykit.core.endpoint import local_host
 from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.health import Health, HealthTally
-from replaykit.core.store_index import SCHEMA_VERSION, ReadReport, event_lines, open_trace, read_raw_header
+from replaykit.core.store_index import (
+    SCHEMA_VERSION,
+    ReadReport,
+    SameFiller,
+    event_lines,
+    open_trace,
+    read_raw_header,
+)
 from replaykit.core.timeline import Timeline, event_data
 
 if TYPE_CHECKING:
@@ -147,6 +154,7 @@ class _Inspector:
         self.meta_model = metadata.get("model")
         self.requests: set[str] = set()
         self.tool_sets: set[str] = set()
+        self.tool_call_ids: set[str] = set()  # what a request message reference may name (schema 2)
 
     def add(self, event: dict[str, Any]) -> None:
         if self.raw:
@@ -190,13 +198,18 @@ class _Inspector:
             if (base is not None and base not in self.requests) or (tools_ref is not None
                                                                       and tools_ref not in self.tool_sets):
                 raise NeedsFullReader("a reference the validating reader words")
+            for item in context.get("append") or ():
+                if "ref" in item and item["ref"] not in self.tool_call_ids:
+                    raise NeedsFullReader("a message reference the validating reader words")
             self.requests.add(event["id"])
         elif kind == "tools":
             self.tool_sets.add(event["hash"])
         elif kind == "opaque" and (event.get("source"), event.get("name")) == _REQUEST_FIX:
             raise NeedsFullReader("a request_fix rewrites an earlier request")
-        elif kind == "tool_call" and not (isinstance(event.get("name"), str) and isinstance(event.get("call_id"), str)):
-            raise NeedsFullReader("unexpected tool call")
+        elif kind == "tool_call":
+            if not (isinstance(event.get("name"), str) and isinstance(event.get("call_id"), str)):
+                raise NeedsFullReader("unexpected tool call")
+            self.tool_call_ids.add(event["id"])
 
     def view(self, report: ReadReport | None = None) -> InspectView:
         header = self.header
@@ -260,6 +273,7 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
             header = read_raw_header(handle, path)
             version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
             inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
+            fill = SameFiller(raw=True)  # schema 2: what ``same`` correlations and requests leave out
             for lineno, line, _is_last, complete in event_lines(handle, path):
                 try:
                     event = json.loads(line)
@@ -271,6 +285,7 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
                 if version != SCHEMA_VERSION and isinstance(event, dict):
                     event = migrate_event(event, version)
                 try:
+                    fill(event)
                     inspector.add(event)
                 except (KeyError, TypeError, AttributeError, ValueError) as exc:
                     raise NeedsFullReader(f"line {lineno}: {exc}") from exc

@@ -13,12 +13,20 @@ responses and events) or into an ``opaque`` event.
 
 LLM requests are stored as deltas against an earlier request of the same run (``MessageDelta``), and
 tool declarations once per distinct set (``ToolsEvent``), so a 500-call run grows linearly while every
-request stays reconstructable exactly (``replaykit.core.run.Run.request_messages``).
+request stays reconstructable exactly (``replaykit.core.run.Run.request_messages``). A tool result is
+stored once: a request message that is exactly the tool message of an earlier ``tool_call`` event is
+written as a reference to that event (``MessageRef``).
 
 Version history (each version has a stored fixture under ``tests/fixtures/schema/`` that must keep
 loading through ``replaykit.core.migrate``):
 
 - 1: first published schema.
+- 2: ``MessageDelta.append`` items may be a ``MessageRef`` (``{"ref": <tool_call event id>}``, with
+  ``"strip": true`` for the whitespace-stripped result): the tool message of an earlier tool call event
+  of the run, so each tool result is stored once. A ``Correlation`` may be marked ``same``: the session,
+  task, turn and api request ids it leaves out are the previous event's; an ``LLMRequest`` marked
+  ``same`` takes the model, tools, params and provider details it leaves out from the previous request.
+  Every v1 line is a valid v2 line: v1 traces load unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +36,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from replaykit.core.store_index import READABLE_SCHEMA_VERSIONS, SCHEMA_NAME, SCHEMA_VERSION  # noqa: F401
+from replaykit.core.store_index import (  # noqa: F401
+    READABLE_SCHEMA_VERSIONS,
+    SAME_CORR_KEYS,
+    SAME_REQUEST_KEYS,
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+)
 
 JSONDict = dict[str, Any]
 
@@ -177,13 +191,28 @@ class Usage(_Model):
 ApiFormat = Literal["openai-chat", "openai-responses", "anthropic-messages", "unknown"]
 
 
+class MessageRef(_Model):
+    """In ``MessageDelta.append`` (schema 2): the tool-role message of the earlier ``tool_call`` event
+    whose id is ``ref``, exactly ``replaykit.core.serve.tool_message`` of that event (its call id, tool
+    name, result text, ``is_error`` from its status); with ``strip``, the result text with surrounding
+    whitespace removed (``str.strip``: Hermes strips every message it sends). Recorders write one only
+    where the message they would write is equal to it, so every request still rebuilds byte-equal;
+    readers expand it with ``replaykit.core.serve.expand_refs``. A reference to an unknown, later or
+    non-tool-call event is an error when the run is loaded."""
+
+    ref: str
+    strip: Literal[True] | None = None
+
+
 class MessageDelta(_Model):
     """A request's messages as a delta: the first ``keep`` messages of the request of event ``base``
-    (an earlier ``llm_call`` or ``error`` event of the same run), followed by ``append``."""
+    (an earlier ``llm_call`` or ``error`` event of the same run), followed by ``append`` (messages, or
+    references to the tool message of an earlier tool call: ``MessageRef``)."""
 
     base: str | None = None
     keep: int = Field(default=0, ge=0)
-    append: list[Message] = Field(default_factory=list)
+    # left_to_right: a message validates as a Message at once; only a reference tries MessageRef.
+    append: list[Annotated[Message | MessageRef, Field(union_mode="left_to_right")]] = Field(default_factory=list)
 
 
 class LLMRequest(_Model):
@@ -197,6 +226,11 @@ class LLMRequest(_Model):
     # Fingerprint of the request ignoring volatile fields (replaykit.core.canonical.fingerprint).
     fingerprint: str | None = None
     provider_details: JSONDict | None = None
+    # Schema 2, written by hot-path recorders only: ``model``, ``tools_ref``, ``params`` and
+    # ``provider_details`` empty here (absent, null, ``{}``: ``SAME_REQUEST_KEYS``) are those of the
+    # previous request in the file (the previous ``llm_call`` or ``error`` event with a request). The reader fills them in and clears ``same`` as it
+    # reads (``replaykit.core.store.iter_trace``): a loaded request is always whole.
+    same: Literal[True] | None = None
 
 
 class LLMResponse(_Model):
@@ -213,7 +247,12 @@ class LLMResponse(_Model):
 
 
 class Correlation(_Model):
-    """Ids of the event in its source framework (Hermes session, turn, api request, tool call)."""
+    """Ids of the event in its source framework (Hermes session, turn, api request, tool call).
+
+    ``same`` (schema 2, written by hot-path recorders only): each of ``SAME_CORR_KEYS`` empty here is
+    the value of the previous event's (in file order, among events that have a ``corr``). The reader
+    fills them in and clears ``same`` as it reads (``replaykit.core.store.iter_trace``), so a loaded
+    event always exposes its whole correlation."""
 
     session_id: str | None = None
     task_id: str | None = None
@@ -221,6 +260,7 @@ class Correlation(_Model):
     api_request_id: str | None = None
     tool_call_id: str | None = None
     extra: JSONDict | None = None
+    same: Literal[True] | None = None
 
 
 class Edit(_Model):

@@ -1,8 +1,9 @@
 """Recorder: the one way adapters and engines turn what happened into IR events.
 
 It numbers events, stamps time offsets, declares each distinct tool set once, and delta-encodes every
-LLM request against the previous one (the common prefix is kept by reference), so a long run's trace
-grows linearly. Events go to a ``RunWriter`` as they happen (crash-safe) and/or stay in memory.
+LLM request against the previous one (the common prefix is kept by reference), writing a tool message
+that repeats an earlier tool call's result as a reference to that event (``ToolRefs``), so a long run's
+trace grows linearly and stores each tool result once. Events go to a ``RunWriter`` as they happen (crash-safe) and/or stay in memory.
 
 Thread-safe: adapters call it from worker threads (parallel tools, subagents).
 """
@@ -15,13 +16,15 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic_core import to_json
 
 from replaykit.core.canonical import tools_hash
 from replaykit.core.ir import (
     EVENT_ADAPTER,
+    SAME_CORR_KEYS,
+    SAME_REQUEST_KEYS,
     Correlation,
     DesyncEvent,
     ErrorEvent,
@@ -31,6 +34,7 @@ from replaykit.core.ir import (
     LLMResponse,
     Message,
     MessageDelta,
+    MessageRef,
     MetaEvent,
     OpaqueEvent,
     Provenance,
@@ -45,6 +49,8 @@ from replaykit.core.ir import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from replaykit.core.run import tool_message_of
+from replaykit.core.serve import tool_message
 from replaykit.core.store import RunWriter
 
 # Event ids only need to differ between runs that share a prefix (branches keep their parent's ids), not
@@ -55,8 +61,70 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _rng.seed(secrets.randbits(64)))
 
 
+_REQUEST_KINDS = frozenset(("llm_call", "error"))
+_STICKY = frozenset(SAME_CORR_KEYS)
+_REQUEST_SAME = SAME_REQUEST_KEYS  # what a ``same`` request may leave out
+
+
 def _new_event_id(seq: int) -> str:
     return f"e{seq}-{_rng.getrandbits(24):06x}"
+
+
+class ToolRefs:
+    """The tool call events a run's next request may refer to instead of repeating their results.
+
+    Recorders note each tool call event (``note``: a ``ToolCallEvent``; ``note_json``: its JSON dict, for
+    hot paths that build events as dicts) with the message(s) a reference to it stands for
+    (``replaykit.core.serve.tool_message``, and its ``strip`` variant when the result has surrounding
+    whitespace), in the form the recorder's requests hold. ``swap`` then replaces, in the next request's
+    appended messages, every message equal to a noted one by its reference, and forgets every noted call:
+    memory stays bounded by the tool calls between two requests, and a reference is only ever written
+    where the message is exactly what the reference rebuilds. Cheap on a hot path: a few dict equality
+    tests per request (a different message fails on its first differing key).
+    """
+
+    __slots__ = ("_recent",)
+
+    def __init__(self) -> None:
+        self._recent: dict[str, list[tuple[Any, Any]]] = {}  # call id -> [(tool message, reference item)]
+
+    def note(self, event: ToolCallEvent) -> None:
+        pairs: list[tuple[Any, Any]] = [(tool_message_of(event), MessageRef(ref=event.id))]
+        result = event.result or ""
+        if result.strip() != result:
+            pairs.append((tool_message_of(event, True), MessageRef(ref=event.id, strip=True)))
+        self._recent[event.call_id] = pairs
+
+    def note_json(self, event_id: str, body: dict[str, Any]) -> None:
+        """``body``: a tool call event as its JSON dict (``call_id``, ``name``, ``result``, ``status``)."""
+        pairs: list[tuple[Any, Any]] = [(tool_message(body), {"ref": event_id})]
+        result = body.get("result") or ""
+        if result.strip() != result:
+            pairs.append((tool_message(body, strip=True), {"ref": event_id, "strip": True}))
+        self._recent[body["call_id"]] = pairs
+
+    def clear(self) -> None:
+        self._recent.clear()
+
+    def swap(self, append: list[Any]) -> list[Any]:
+        """``append`` with each noted tool message replaced by its reference (a new list when any is);
+        every noted call is forgotten."""
+        recent = self._recent
+        if not recent:
+            return append
+        out = append
+        for i, item in enumerate(append):
+            found = next(((call_id, ref) for call_id, pairs in recent.items()
+                          for message, ref in pairs if item == message), None)
+            if found is not None:
+                if out is append:
+                    out = list(append)
+                out[i] = found[1]
+                del recent[found[0]]
+                if not recent:
+                    break
+        recent.clear()
+        return out
 
 
 class Recorder:
@@ -84,6 +152,12 @@ class Recorder:
         self._last_tools: tuple[Sequence[ToolSpec], str] | None = None
         self._last_request_id: str | None = None
         self._last_messages: list[Message] = []
+        # Tool calls since the last request: what the next request refers to (see ToolRefs). Requests
+        # built here go through ``request``; hot-path adapters that build their own call ``swap`` too.
+        self.tool_refs = ToolRefs()
+        # The ids of the last written event's correlation (``emit_dict`` writes the next one relative to it).
+        self._last_corr: dict[str, Any] | None = None
+        self._last_request: dict[str, Any] | None = None  # and of the last written request
 
     # ----------------------------------------------------------------------------------- basics
 
@@ -107,6 +181,16 @@ class Recorder:
                 self.writer.append(event)
             if self.keep_events:
                 self.events.append(event)
+            if event.corr is not None:
+                self._last_corr = event.corr.model_dump(exclude_none=True)
+            request = getattr(event, "request", None) if event.kind in _REQUEST_KINDS else None
+            if request is not None:
+                self._last_request = request.model_dump(mode="json", include=set(_REQUEST_SAME), exclude_none=True)
+            kind = event.kind
+            if kind == "tool_call":
+                self.tool_refs.note(cast(ToolCallEvent, event))
+            elif kind in _REQUEST_KINDS and cast(Any, event).request is not None:
+                self.tool_refs.clear()
         return event
 
     def emit_dict(self, body: dict[str, Any]) -> str:
@@ -115,21 +199,23 @@ class Recorder:
         ``body`` is the event without ``seq`` and ``id`` (added here), already in its JSON shape: exactly
         what ``model_dump(mode="json", exclude_none=True)`` gives, key order included (see
         ``replaykit.adapters.hermes.fastpath``). It is written as one line by pydantic-core's serializer
-        (one ``os.write``, like ``emit``), so the bytes are those ``emit`` would write; the store validates
-        the line when the run is read. Values the serializer cannot write on its own go through
-        validation instead, so such events are written, or rejected, exactly as the slow path would.
+        (one ``os.write``, like ``emit``), so the bytes are those ``emit`` would write, except that the
+        correlation ids and request fields equal to the previous event's and request's are left out
+        (``Correlation.same``, ``LLMRequest.same``); the store validates the line, and fills them in, when
+        the run is read. Values the serializer cannot write on its own go through validation instead, so such events are written, or rejected, exactly as the slow path would.
         Kept events (``keep_events``) are validated. Requests written this way bypass this class's delta
         encoder (``_last_request_id``): callers encode their own deltas. Returns the event id.
         """
         if not body:
             raise ValueError("emit_dict needs the event's fields")
-        try:
-            # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
-            # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
-            text: bytes | None = to_json(body, inf_nan_mode="null")
-        except Exception:  # a value pydantic-core cannot write by itself: let validation decide
-            text = None
-        with self._lock:
+        with self._lock:  # written relative to the previous event and request: in order
+            written = self._compact_request(self._compact_corr(body))
+            try:
+                # pydantic-core's serializer (what model_dump_json uses; ~4x faster than json.dumps here):
+                # same float, NaN and non-ASCII output as the slow path; refuses lone surrogates like it.
+                text: bytes | None = to_json(written, inf_nan_mode="null")
+            except Exception:  # a value pydantic-core cannot write by itself: let validation decide
+                text = None
             seq = self._seq
             event_id = _new_event_id(seq)
             event = None
@@ -146,7 +232,59 @@ class Recorder:
             self._take_seq()
             if event is not None:
                 self.events.append(event)
+            if body.get("request") is not None:  # a request was written: forget the tool calls before it
+                self.tool_refs.clear()
         return event_id
+
+    def _compact_corr(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with its correlation marked ``same`` and without the ids equal to the previous
+        event's, when that says the same (schema 2: ``Correlation``); remembers its ids (under the lock)."""
+        corr = body.get("corr")
+        if not corr:
+            return body
+        previous, self._last_corr = self._last_corr, corr
+        if previous is None:
+            return body
+        compact: dict[str, Any] = {}
+        for key, value in corr.items():
+            if key in _STICKY and value == previous.get(key):
+                continue
+            compact[key] = value
+        for key in _STICKY:  # empty means "the previous event's": only where that is what it is
+            if not corr.get(key) and previous.get(key):
+                return body
+        if len(compact) == len(corr):
+            return body
+        compact["same"] = True
+        return {**body, "corr": compact}
+
+    def _compact_request(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with its request marked ``same`` and without the model, tools, params and provider
+        details equal to the previous request's, when that says the same (schema 2: ``LLMRequest.same``);
+        remembers them (under the lock)."""
+        request = body.get("request")
+        if request is None:
+            return body
+        previous, self._last_request = self._last_request, request
+        if previous is None:
+            return body
+        compact = dict(request)
+        for key in _REQUEST_SAME:
+            value = request.get(key)
+            if not value:
+                if previous.get(key):  # left out means "the previous request's": not what it is
+                    return body
+                continue
+            if value == previous.get(key):
+                # params stays, empty: the line is then exactly what pydantic writes for what it reads
+                if key == "params":
+                    compact[key] = {}
+                else:
+                    del compact[key]
+        if compact == request:
+            return body
+        compact["same"] = True
+        return {**body, "request": compact}
 
     def next_ids(self) -> tuple[int, str]:
         with self._lock:
@@ -205,8 +343,8 @@ class Recorder:
             while keep < limit and (previous[keep] is messages[keep] or previous[keep] == messages[keep]):
                 keep += 1
         if self._last_request_id is None or keep == 0:
-            return MessageDelta(base=None, keep=0, append=list(messages))
-        return MessageDelta(base=self._last_request_id, keep=keep, append=list(messages[keep:]))
+            return MessageDelta(base=None, keep=0, append=self.tool_refs.swap(list(messages)))
+        return MessageDelta(base=self._last_request_id, keep=keep, append=self.tool_refs.swap(list(messages[keep:])))
 
     def request(
         self,

@@ -156,8 +156,8 @@ def build_replay_document(
     for pos in range(end_pos + 1):
         event = events[pos]
         kind = event.get("kind")
-        if kind in ("llm_call", "error") and event.get("request") is not None:
-            requests[event["id"]] = event
+        if (kind in ("llm_call", "error") and event.get("request") is not None) or kind == "tool_call":
+            requests[event["id"]] = event  # what delta bases and tool message references name
         if kind not in STEP_KINDS:
             upcoming = step_no + 1  # the step this bookkeeping event precedes
             if kind in ("desync", "synthetic") and first <= int(event.get("step", -1)) <= last:

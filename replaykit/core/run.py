@@ -22,17 +22,18 @@ from replaykit.core.ir import (
     LLMRequest,
     Message,
     MessageDelta,
+    MessageRef,
     MetaEvent,
     OpaqueEvent,
     RunEndEvent,
     RunHeader,
     ToolCallEvent,
-    ToolResultPart,
     ToolsEvent,
     ToolSpec,
     TurnEndEvent,
     TurnStartEvent,
 )
+from replaykit.core.serve import check_ref, expand_refs, tool_message
 from replaykit.core.store import ReadReport, iter_trace
 
 StepEvent = LLMCallEvent | ToolCallEvent
@@ -101,7 +102,8 @@ class Run:
         return {e.id: e for e in self.events}
 
     def check_references(self) -> None:
-        """Every delta base and tools_ref must point backwards at an existing event."""
+        """Every delta base, message reference and tools_ref must point backwards at an existing event
+        of the right kind."""
         seen: dict[str, Event] = {}
         tools: set[str] = set()
         for event in self.events:
@@ -114,6 +116,9 @@ class Run:
                         raise TraceError(
                             f"run {self.run_id}: event {event.seq} refers to unknown earlier request {base!r}"
                         )
+                for item in request.context.append:
+                    if type(item) is MessageRef:  # type, not isinstance: see ``steps``
+                        self._ref_target(event, item.ref, self.by_id)  # by seq: a later event is named as such
                 if request.tools_ref is not None and request.tools_ref not in tools:
                     raise TraceError(
                         f"run {self.run_id}: event {event.seq} refers to undeclared tools {request.tools_ref!r}"
@@ -121,6 +126,25 @@ class Run:
             if event.kind == "tools":
                 tools.add(cast(ToolsEvent, event).hash)
             seen[event.id] = event
+
+    def _ref_target(self, event: Event, ref: str, events_by_id: dict[str, Event]) -> ToolCallEvent:
+        """The tool call event a message reference in ``event``'s request names (checked: serve.check_ref)."""
+        target = events_by_id.get(ref)
+        problem = check_ref(ref, target, target.kind if target else None, target.seq if target else None, event.seq)
+        if problem is not None:
+            raise TraceError(f"run {self.run_id}: event {event.seq}: request message {problem}")
+        return cast(ToolCallEvent, target)
+
+    def _expand(self, event: Event, append: list[Message | MessageRef]) -> list[Message]:
+        """``append`` with its message references expanded (``serve.expand_refs``: the one expansion)."""
+        return expand_refs(append, lambda ref, strip: tool_message_of(self._ref_target(event, ref, self.by_id), strip))
+
+    def appended_messages(self, event: Event) -> list[Message]:
+        """The messages an LLM call's request appended to its base (references expanded)."""
+        request = request_of(event)
+        if request is None:
+            raise TraceError(f"event {event.seq} ({event.kind}) has no LLM request")
+        return self._expand(event, request.context.append)
 
     # ------------------------------------------------------------------------------------- views
 
@@ -179,7 +203,7 @@ class Run:
             req = request_of(item)
             assert req is not None
             if req.context.base is None:
-                messages = list(req.context.append)
+                messages = self._expand(item, req.context.append)
                 continue
             if req.context.keep > len(messages):
                 raise TraceError(
@@ -187,7 +211,7 @@ class Run:
                     f"of a request that has {len(messages)}"
                 )
             del messages[req.context.keep:]
-            messages.extend(req.context.append)
+            messages.extend(self._expand(item, req.context.append))
         while len(cache) >= _RESOLVED_KEPT:
             del cache[next(iter(cache))]  # the oldest (dicts keep insertion order)
         cache[event.id] = messages
@@ -212,20 +236,7 @@ class Run:
         results = [
             e for e in self.events if isinstance(e, ToolCallEvent) and e.seq > last.seq and e.result is not None
         ]
-        for tool_event in results:
-            messages.append(
-                Message(
-                    role="tool",
-                    parts=[
-                        ToolResultPart(
-                            tool_call_id=tool_event.call_id,
-                            name=tool_event.name,
-                            content=tool_event.result or "",
-                            is_error=tool_event.status == "error",
-                        )
-                    ],
-                )
-            )
+        messages.extend(tool_message_of(tool_event) for tool_event in results)
         return messages
 
     @property
@@ -293,6 +304,13 @@ def request_of(event: Event) -> LLMRequest | None:
     if kind == "error":
         return cast(ErrorEvent, event).request
     return None
+
+
+def tool_message_of(event: ToolCallEvent, strip: bool = False) -> Message:
+    """The tool-role message a tool call event puts into the conversation (``serve.tool_message``: what a
+    request's ``MessageRef`` to it stands for)."""
+    return Message.model_validate(tool_message({"call_id": event.call_id, "name": event.name,
+                                                "result": event.result, "status": event.status}, strip=strip))
 
 
 def _of_kind(events: Iterable[Event], kind: str, cls: type[_E]) -> Iterator[_E]:

@@ -30,14 +30,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from replaykit.core.errors import RunExists, TraceError
-from replaykit.core.ir import EVENT_ADAPTER, HEADER_ADAPTER, SCHEMA_VERSION, Event, RunHeader
+from replaykit.core.ir import EVENT_ADAPTER, HEADER_ADAPTER, Event, RunHeader
 from replaykit.core.jsonsafe import may_hold_surrogate_escape, model_json, utf8
+from replaykit.core.migrate import VERBATIM_VERSIONS
 from replaykit.core.store_index import (
     MAX_LINE_BYTES,  # noqa: F401  (re-exported: the store's one line limit)
     RUN_ID_RE,  # noqa: F401  (re-exported)
     TRACE_SUFFIX,  # noqa: F401  (re-exported)
     ReadReport,
     RunSummary,
+    SameFiller,
     default_store_root,
     event_lines,
     open_trace,
@@ -168,16 +170,18 @@ def iter_trace(path: Path, report: ReadReport | None = None) -> Iterator[RunHead
         yield header
         from replaykit.core.migrate import migrate_event
 
+        fill = SameFiller(raw=False)  # what ``same`` correlations and requests leave out
         for lineno, line, is_last, complete in event_lines(handle, path):
             if complete:
-                yield _parse_event(line, lineno, path, header, migrate_event, is_last=is_last, report=report)
-                continue
-            # No newline: the writer died mid-line. Keep it only if it parses completely.
-            try:
-                event = _decode_event(line, header, migrate_event)
-            except (ValueError, ValidationError):
-                report.torn(lineno, line)
-                break
+                event = _parse_event(line, lineno, path, header, migrate_event, is_last=is_last, report=report)
+            else:
+                # No newline: the writer died mid-line. Keep it only if it parses completely.
+                try:
+                    event = _decode_event(line, header, migrate_event)
+                except (ValueError, ValidationError):
+                    report.torn(lineno, line)
+                    break
+            fill(event)
             yield event
     finally:
         handle.close()
@@ -202,7 +206,7 @@ def parse_event_line(line: bytes | str) -> Event:
 
 
 def _decode_event(line: bytes, header: RunHeader, migrate_event: Any) -> Event:
-    if header.schema_version == SCHEMA_VERSION:
+    if header.schema_version in VERBATIM_VERSIONS:  # current, or older lines valid as they stand
         return parse_event_line(line)
     raw = json.loads(line)
     if not isinstance(raw, dict):

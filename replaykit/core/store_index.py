@@ -7,6 +7,7 @@ file's first line, so listing a store costs the same whatever the runs' lengths.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -18,9 +19,57 @@ from typing import IO, Any
 from replaykit.core.errors import InvalidRunId, RunNotFound, TraceError, UnknownSchemaVersion
 
 SCHEMA_NAME = "replaykit.trace"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Every schema version this build can read (older ones are migrated on load).
-READABLE_SCHEMA_VERSIONS = frozenset({1})
+READABLE_SCHEMA_VERSIONS = frozenset({1, 2})
+
+#: Schema 2 ``same`` marks (``Correlation.same``, ``LLMRequest.same``): with one, each of these keys whose
+#: value is empty (absent, null, ``{}``) is the previous correlation's / request's in file order.
+SAME_CORR_KEYS = ("session_id", "task_id", "turn_id", "api_request_id")
+SAME_REQUEST_KEYS = ("model", "tools_ref", "params", "provider_details")
+
+
+class SameFiller:
+    """Fills in what the ``same``-marked correlations and requests of a run leave out, event by event in
+    file order: the one rule, for typed events (``core/store.iter_trace``, ``raw=False``) and for the JSON
+    dicts of raw lines (``core/inspect_view``, ``raw=True``). The mark is cleared once filled in."""
+
+    __slots__ = ("_corr", "_get", "_put", "_raw", "_request")
+
+    def __init__(self, *, raw: bool) -> None:
+        self._raw = raw
+        self._get: Any = dict.get if raw else getattr
+        self._put: Any = dict.__setitem__ if raw else setattr
+        self._corr: Any = None
+        self._request: Any = None
+
+    def __call__(self, event: Any) -> None:
+        get = self._get
+        corr = get(event, "corr", None)
+        if corr is not None:
+            self._fill(corr, self._corr, SAME_CORR_KEYS)
+            self._corr = corr
+        if get(event, "kind", None) in ("llm_call", "error"):
+            request = get(event, "request", None)
+            if request is not None:
+                self._fill(request, self._request, SAME_REQUEST_KEYS)
+                self._request = request
+
+    def _fill(self, item: Any, previous: Any, keys: tuple[str, ...]) -> None:
+        get, put = self._get, self._put
+        if not get(item, "same", None):
+            return
+        if previous is not None:
+            for key in keys:
+                if not get(item, key, None):
+                    value = get(previous, key, None)
+                    if value:  # its own copy, as every other loaded event has
+                        put(item, key, copy.deepcopy(value) if isinstance(value, dict) else value)
+        if self._raw:
+            del item["same"]
+        else:
+            put(item, "same", None)
+
 
 RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TRACE_SUFFIX = ".jsonl"

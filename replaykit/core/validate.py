@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.ir import LLMCallEvent, RunHeader, ToolCallEvent, ToolsEvent
+from replaykit.core.ir import LLMCallEvent, MessageRef, RunHeader, ToolCallEvent, ToolsEvent
 from replaykit.core.run import request_of
+from replaykit.core.serve import check_ref
 from replaykit.core.store import ReadReport, iter_trace
 
 
@@ -18,6 +19,7 @@ def validate_trace(path: Path) -> dict[str, Any]:
     requests: set[str] = set()
     tools: set[str] = set()
     llm_calls: set[str] = set()
+    kinds: dict[str, str] = {}  # event id -> kind (what a request message reference may name)
     events = steps = 0
     last_seq = -1
     header: RunHeader | None = None
@@ -40,7 +42,14 @@ def validate_trace(path: Path) -> dict[str, Any]:
                 errors.append(f"{where}: request delta refers to unknown earlier request {base!r}")
             if request.tools_ref is not None and request.tools_ref not in tools:
                 errors.append(f"{where}: request refers to undeclared tool set {request.tools_ref!r}")
+            for message in request.context.append:
+                if type(message) is MessageRef:
+                    kind = kinds.get(message.ref)
+                    problem = check_ref(message.ref, kind, kind, None, None)
+                    if problem is not None:
+                        errors.append(f"{where}: request message {problem}")
             requests.add(item.id)
+        kinds[item.id] = item.kind  # after the request: a reference names an earlier event
         if isinstance(item, ToolsEvent):
             tools.add(item.hash)
         if isinstance(item, LLMCallEvent):

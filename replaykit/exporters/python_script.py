@@ -25,13 +25,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolResultPart
+from replaykit.core.ir import ErrorEvent, LLMCallEvent, Message, ToolCallEvent
+from replaykit.core.recorder import ToolRefs
 from replaykit.core.run import Run
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
@@ -90,11 +91,10 @@ def model_json(model: BaseModel) -> str:
     same). Slow path, for what pydantic's JSON serializer refuses (lone surrogates): the same data via
     ``model_dump(mode="json")`` and ``json.dumps(ensure_ascii=True)``."""
     try:
-        # warnings=False: an export may put a message's position where a message goes (event_texts)
-        text = model.model_dump_json(exclude_none=True, warnings=False)
+        text = model.model_dump_json(exclude_none=True)
     except (ValueError, TypeError):
         with _unbounded_ints():
-            text = _ascii_json(jsonsafe.model_data(model, exclude_none=True, warnings=False))
+            text = _ascii_json(jsonsafe.model_data(model, exclude_none=True))
     if not text.isascii() or "\x7f" in text:  # pydantic escapes the rest (< 0x20) already
         text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
     if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
@@ -103,38 +103,31 @@ def model_json(model: BaseModel) -> str:
 
 
 def event_texts(run: Run) -> list[str]:
-    """Each event as printable-ASCII JSON, with every request message that is exactly the tool message
-    of an earlier tool call event (``replaykit.core.serve.tool_message``) written as that event's
-    position: a tool result is stored once, not again in the next request's delta. The script turns
-    them back into the messages (``expand_tool_message_refs``) before anything reads the events."""
+    """Each event as printable-ASCII JSON, as the trace holds it, except that a request message still
+    written in full where it is exactly the tool message of an earlier tool call (a schema-1 trace, an
+    import) becomes the trace's own reference to that event (``MessageRef``, found by the recorders'
+    ``ToolRefs``): each tool result is embedded once."""
     texts: list[str] = []
-    tool_calls: dict[str, tuple[int, ToolCallEvent]] = {}
-    for position, event in enumerate(run.events):
-        if isinstance(event, ToolCallEvent):
-            tool_calls[event.call_id] = (position, event)
-        elif isinstance(event, LLMCallEvent) and tool_calls:
-            append = event.request.context.append
-            mixed: list[Any] = [_tool_ref(message, tool_calls) for message in append]
-            if any(isinstance(item, int) for item in mixed):
-                mixed = [message if item is None else item for message, item in zip(append, mixed, strict=True)]
-                context = event.request.context.model_copy(update={"append": mixed})
-                event = event.model_copy(update={"request": event.request.model_copy(update={"context": context})})
+    refs = ToolRefs()
+    recent: list[ToolCallEvent] = []  # tool calls since the last request (noted only when one needs them)
+    for event in run.events:
+        kind = event.kind  # not isinstance: pydantic models go through ABCMeta (see Run.steps)
+        if kind == "tool_call":
+            recent.append(cast(ToolCallEvent, event))
+        elif kind in ("llm_call", "error") and cast(LLMCallEvent | ErrorEvent, event).request is not None:
+            request = cast(LLMCallEvent, event).request
+            append = request.context.append
+            swapped = append
+            if recent and any(type(m) is Message and m.role == "tool" for m in append):
+                for tool in recent:
+                    refs.note(tool)
+                swapped = refs.swap(list(append))
+            recent.clear()
+            if swapped != append:
+                context = request.context.model_copy(update={"append": swapped})
+                event = event.model_copy(update={"request": request.model_copy(update={"context": context})})
         texts.append(model_json(event))
     return texts
-
-
-def _tool_ref(message: Message, tool_calls: dict[str, tuple[int, ToolCallEvent]]) -> int | None:
-    """The position of the tool call whose ``serve.tool_message`` is exactly ``message``, else None."""
-    if message.role != "tool" or len(message.parts) != 1 or not isinstance(message.parts[0], ToolResultPart):
-        return None
-    found = tool_calls.get(message.parts[0].tool_call_id)
-    if found is None:
-        return None
-    position, event = found
-    expected = Message(role="tool", parts=[ToolResultPart(tool_call_id=event.call_id, name=event.name,
-                                                          content=event.result or "",
-                                                          is_error=event.status == "error")])
-    return position if message == expected else None
 
 
 def trace_literal_lines(run: Run) -> list[str]:

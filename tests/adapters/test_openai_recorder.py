@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -218,7 +219,7 @@ def test_bad_cassettes_and_modes_are_one_line_errors(tmp_path: Path) -> None:
         chat_agent(srv.base_url)
     newer = tmp_path / "newer.jsonl"
     header, *rest = lines(good)
-    newer.write_bytes(header.replace(b'"schema_version":1', b'"schema_version":99') + b"".join(rest))
+    newer.write_bytes(re.sub(rb'"schema_version":\d+', b'"schema_version":99', header) + b"".join(rest))
     damaged = tmp_path / "damaged.jsonl"
     damaged.write_bytes(header + b"{not json\n" + b"".join(rest))
     cases = [(newer, "none", "schema version 99"), (damaged, "none", "damaged cassette"),

@@ -22,12 +22,13 @@ def test_both_resolvers_rebuild_every_request_as_the_run_does(fixture: Path) -> 
     run = Run.load(fixture)
     events = _plain(run)
     requests = {e["id"]: e for e in events if e.get("kind") in ("llm_call", "error") and e.get("request")}
+    by_id = {e["id"]: e for e in events}
     every = serve.resolve_all_requests(events)
     for event, plain in zip(run.events, events, strict=True):
         if plain["id"] not in requests:
             continue
         expected = [m.model_dump(mode="json", exclude_none=True) for m in run.request_messages(event)]
-        assert serve.resolve_delta_chain(plain, requests) == expected
+        assert serve.resolve_delta_chain(plain, by_id) == expected
         assert every[plain["id"]] == expected
 
 
@@ -96,12 +97,25 @@ def test_fingerprint_is_the_same_on_models_and_on_their_json() -> None:
 
 
 def test_tool_message_references_expand_to_the_recorded_messages() -> None:
-    tool = {"kind": "tool_call", "call_id": "c1", "name": "t", "result": "r", "status": "ok"}
-    llm = {"kind": "llm_call", "request": {"context": {"append": [0, {"role": "user", "parts": []}]}}}
-    events = serve.expand_tool_message_refs([tool, llm])
-    assert events[1]["request"]["context"]["append"][0] == serve.tool_message(tool)
-    dangling = {"kind": "llm_call", "request": {"context": {"append": [0]}}}
-    with pytest.raises(ValueError, match="bad message reference"):
-        serve.expand_tool_message_refs([dangling])
+    tool = {"seq": 0, "id": "t1", "kind": "tool_call", "call_id": "c1", "name": "t", "result": "r", "status": "ok"}
+    user = {"role": "user", "parts": []}
+    llm = {"seq": 1, "id": "l1", "kind": "llm_call", "request": {"context": {"append": [{"ref": "t1"}, user]}}}
+    expected = [serve.tool_message(tool), user]
+    assert serve.resolve_all_requests([tool, llm])["l1"] == expected
+    assert serve.resolve_delta_chain(llm, {"t1": tool, "l1": llm}) == expected
+    assert expected[0]["parts"][0] == {"type": "tool_result", "tool_call_id": "c1", "name": "t", "content": "r",
+                                       "is_error": False}
+    for ref, problem in (("nope", "unknown tool call event"), ("l0", "not a tool call"),
+                         ("t9", "not an earlier event")):
+        bad = {"seq": 1, "id": "l1", "kind": "llm_call", "request": {"context": {"append": [{"ref": ref}]}}}
+        earlier = {"seq": 0, "id": "l0", "kind": "llm_call", "request": {"context": {}}}
+        later = {**tool, "seq": 5, "id": "t9"}
+        with pytest.raises(ValueError, match=problem):
+            serve.resolve_delta_chain(bad, {"l0": earlier, "t9": later})
+    with pytest.raises(ValueError, match="unknown tool call event"):  # one pass: a later event is unknown yet
+        serve.resolve_all_requests([{**llm, "request": {"context": {"append": [{"ref": "t1"}]}}}, tool])
+
+
+def test_next_llm_index() -> None:
     next_index = serve.next_llm_index([{"llm_index": 3}, None, {"next_llm": 7}, {"llm_index": 5}])
     assert next_index == 7

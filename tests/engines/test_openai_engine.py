@@ -262,9 +262,12 @@ def _write_variant(store: RunStore, run_id: str, events: list) -> object:
 def test_engine_desync_fails_open_to_live(store: RunStore) -> None:
     source = store.load("src")
     # The record's tool result of step 1 no longer matches what step 3's request says it was: the
-    # engine's request at step 3 is not the recorded one.
+    # engine's request at step 3 is not the recorded one. (A request refers to the tool call whose
+    # result it repeats, schema 2: give each request its own copy of its messages first.)
+    own = [e.model_copy(update={"request": e.request.model_copy(update={"context": e.request.context.model_copy(
+        update={"append": source.appended_messages(e)})})}) if e.kind == "llm_call" else e for e in source.events]
     events = [e.model_copy(update={"result": "buy bread"}) if e.kind == "tool_call" and e.call_id == "call_a" else e
-              for e in source.events]
+              for e in own]
     tampered = _write_variant(store, "tampered", events)
     with ScriptedServer(sequence_policy([], "live after desync")) as srv:
         result = play(tampered, _options(store, srv, serve_only=True))

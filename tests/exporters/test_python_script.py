@@ -20,7 +20,7 @@ from tests.conftest import FIXTURES, subprocess_env
 from tests.exporters.script_support import make_run, masked, run_script
 
 HERMES_FIXTURES = sorted((FIXTURES / "hermes").glob("*.jsonl"))
-TRACE_FIXTURES = [*HERMES_FIXTURES, FIXTURES / "schema" / "v1.jsonl"]
+TRACE_FIXTURES = [*HERMES_FIXTURES, FIXTURES / "schema" / "v1.jsonl", FIXTURES / "schema" / "v2.jsonl"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

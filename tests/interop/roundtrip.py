@@ -8,7 +8,8 @@ from typing import Any
 from replaykit.core.run import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-RUN_FIXTURES = [*sorted((FIXTURES / "hermes").glob("*.jsonl")), FIXTURES / "schema" / "v1.jsonl"]
+RUN_FIXTURES = [*sorted((FIXTURES / "hermes").glob("*.jsonl")), FIXTURES / "schema" / "v1.jsonl",
+                FIXTURES / "schema" / "v2.jsonl"]
 
 
 # Provider request-log fixtures, imported into runs by their own importers (then round-tripped like the rest).

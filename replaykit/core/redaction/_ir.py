@@ -15,6 +15,7 @@ from typing import Any
 
 from replaykit.core import jsonsafe
 from replaykit.core.canonical import fingerprint
+from replaykit.core.errors import TraceError
 from replaykit.core.ir import (
     EVENT_ADAPTER,
     Event,
@@ -22,10 +23,12 @@ from replaykit.core.ir import (
     LLMRequest,
     Message,
     RunHeader,
+    ToolCallEvent,
     ToolsEvent,
     ToolSpec,
 )
-from replaykit.core.run import request_of
+from replaykit.core.run import request_of, tool_message_of
+from replaykit.core.serve import check_ref, expand_refs
 
 from ._engine import Mode
 from ._redactor import Redactor
@@ -217,10 +220,16 @@ class FingerprintFixer:
     def __init__(self) -> None:
         self._messages: dict[str, list[Message]] = {}
         self._tools: dict[str, list[ToolSpec]] = {}
+        # The tool calls seen (old and redacted): what request message references name.
+        self._tool_calls: dict[str, ToolCallEvent] = {}
 
     def __call__(self, original: Event, redacted: Event) -> Event:
         if isinstance(redacted, ToolsEvent):
             self._tools[redacted.hash] = redacted.tools
+            return redacted
+        if isinstance(original, ToolCallEvent) and isinstance(redacted, ToolCallEvent):
+            self._tool_calls[f"old:{original.id}"] = original
+            self._tool_calls[f"new:{redacted.id}"] = redacted
             return redacted
         req_new = request_of(redacted)
         req_old = request_of(original)
@@ -239,6 +248,13 @@ class FingerprintFixer:
         prefix = key.split(":", 1)[0]
         base = req.context.base
         msgs = list(self._messages.get(f"{prefix}:{base}", [])[: req.context.keep]) if base else []
-        msgs.extend(req.context.append)
+        # A reference rebuilds the (redacted) tool call's result: the one expansion, serve.expand_refs.
+        msgs.extend(expand_refs(req.context.append, lambda ref, strip: self._tool_message(f"{prefix}:{ref}", ref, strip)))
         self._messages[key] = msgs
         return msgs
+
+    def _tool_message(self, key: str, ref: str, strip: bool) -> Message:
+        found = self._tool_calls.get(key)
+        if found is None:  # a stream read without Run.check_references: still one line, no traceback
+            raise TraceError(f"a request message {check_ref(ref, None, None, None, None)}")
+        return tool_message_of(found, strip)

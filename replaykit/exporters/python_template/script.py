@@ -25,7 +25,7 @@ from typing import Any
 
 # <template-only>
 from replaykit.core.replay_doc import RangeError, build_replay_document, step_summary
-from replaykit.core.serve import expand_tool_message_refs, resolve_delta_chain
+from replaykit.core.serve import resolve_delta_chain
 from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
 
 RUN_ID: str | None = None
@@ -75,10 +75,7 @@ def decode_trace(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if (not isinstance(data, dict) or not isinstance(data.get("header"), dict)
             or not isinstance(data.get("events"), list) or not all(isinstance(e, dict) for e in data["events"])):
         raise ScriptError("embedded data is not a replaykit trace document")
-    try:  # tool results are stored once: a request's tool message may be the position of its tool call
-        return data["header"], expand_tool_message_refs(data["events"])
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ScriptError(f"embedded trace is malformed: {exc}") from exc
+    return data["header"], data["events"]
 
 
 def step_positions(events: list[dict[str, Any]]) -> list[int]:
@@ -87,7 +84,10 @@ def step_positions(events: list[dict[str, Any]]) -> list[int]:
 
 
 def requests_before(events: list[dict[str, Any]], end: int) -> dict[str, dict[str, Any]]:
-    return {e["id"]: e for e in events[:end] if e.get("kind") in ("llm_call", "error") and e.get("request")}
+    """The requests and tool calls before position ``end`` by id: what a request's delta chain and its
+    tool message references (``{"ref": <tool call event id>}``) may name."""
+    return {e["id"]: e for e in events[:end]
+            if (e.get("kind") in ("llm_call", "error") and e.get("request")) or e.get("kind") == "tool_call"}
 
 
 # ----------------------------------------------------------------------------------------- edits

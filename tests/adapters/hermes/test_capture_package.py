@@ -15,6 +15,7 @@ from replaykit.adapters.hermes.capture import HermesCapture, PendingCall, wire_d
 from replaykit.adapters.hermes.capture import tools as capture_tools
 from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
+from replaykit.core.ir import MessageRef
 from replaykit.core.run import Run
 from replaykit.core.store import RunStore
 
@@ -140,6 +141,12 @@ def test_the_long_session_records_every_request_exactly(tmp_path):
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
     # Deltas really are deltas: after the first request, each appends at most the new tail.
     assert max(len(e.request.context.append) for e in run.llm_calls()[1:]) <= 3
+    # Each tool result is stored once: every appended tool message is a reference to its tool call
+    # (schema 2), with "strip" where Hermes stripped the result's whitespace before sending it.
+    refs = [item for call in run.llm_calls() for item in call.request.context.append
+            if type(item) is MessageRef or item.role == "tool"]
+    assert refs and all(type(item) is MessageRef for item in refs)
+    assert 0 < sum(1 for item in refs if item.strip) < len(refs)
 
 
 def _first_assistant_with_calls(messages: list[Any]) -> int:

@@ -134,6 +134,7 @@ class LLMCapture(SessionCapture):
         chain = state.requests
         tools_ref = recorder.declare_tools(cap.tools)
         base, keep, append = chain.delta(cap.pre)
+        append = recorder.tool_refs.swap(append)  # tool results already written: by reference
         req = fastpath.request(cap.api, cap.model, base, keep, append, tools_ref, cap.params,
                                {"sdk_kwargs": cap.sdk} if cap.sdk else None)
         body = fastpath.envelope(kind, t, duration, corr, fields.pop("provider_details", None))

@@ -152,7 +152,9 @@ class ToolCapture(SessionCapture):
         origin = state.call_origin.get(call_id)
         if origin is not None:
             body["llm_call_id"] = origin
-        state.recorder.emit_dict(body)
+        event_id = state.recorder.emit_dict(body)
+        # The next request repeats this result as a tool message: written as a reference when equal.
+        state.recorder.tool_refs.note_json(event_id, body)
         state.steps += 1
         if body["name"] == "skill_view" and isinstance(args, Mapping) and args.get("name"):
             skill = str(args["name"])
