@@ -75,6 +75,24 @@ def test_budget_ends_each_turn_as_every_engine_does(store: RunStore, engine: str
     assert "budget_exhausted" in [r.code for r in run_health(played, with_cost=False).reasons]
 
 
+@pytest.mark.parametrize("engine", ["openai", "pydantic-ai", "langgraph"])
+def test_budget_counts_live_calls_only(store: RunStore, engine: str) -> None:
+    """A served prefix is the record's: with a budget of 1 and the cut after two recorded model calls of
+    the turn, both are still served (no grace call replacing a recorded one, no desync)."""
+    if engine == "pydantic-ai":
+        pytest.importorskip("pydantic_ai")
+    run = store.load("src")
+    cut = [i for i, s in enumerate(run.steps) if s.kind == "llm"][1] + 1
+    with ScriptedServer(lambda req: Reply(text="live")) as srv:
+        result = play(run, engine, PlayOptions(base_url=srv.base_url, model="m", store=store, cut=cut,
+                                               max_iterations=1))
+        offered = [bool(r.body.get("tools")) for r in srv.llm_requests]
+    counters = result.counters.to_json()
+    assert result.status == "completed", result.error
+    assert counters["served_llm_steps"] == 2 and counters["desyncs"] == 0
+    assert offered and offered[0]  # the first live call is within the budget: tools offered
+
+
 def test_recursion_limit_is_a_one_line_error_and_the_partial_run_is_kept(store: RunStore) -> None:
     with pytest.raises(ReplaykitError) as caught:
         _play(store, "langgraph", 50, recursion_limit=5)
