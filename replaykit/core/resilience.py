@@ -372,6 +372,11 @@ class IterationBudget:
             return "grace"
         return "exhausted"
 
+    @property
+    def reason(self) -> str | None:
+        """Why the current turn ended on the budget (for its ``turn_end`` event); None if it did not."""
+        return self.log[-1] if self.grace_used and self.log else None
+
     def reset(self) -> None:
         """A new user turn gets a fresh budget."""
         self.used = 0

@@ -69,21 +69,22 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     final: str | None = None
     try:
         while True:
-            state = budget.next_call()
-            if state == "exhausted":
-                final = messages[-1].text if messages and messages[-1].role == "assistant" else None
-                recorder.turn_end(final, status="interrupted", reason="iteration budget exhausted",
-                                  provenance=_prov(cursor))
-                break
             call_params = dict(params)
             call_tools = tools
-            if state == "grace":  # one last call that can only answer: no tools offered
-                messages.append(Message(role="user", parts=[TextPart(text=GRACE_PROMPT)]))
-                call_tools = None
+            state = "ok"  # the budget bounds live calls: a served prefix is the record's, however long
             decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response
             else:
+                state = budget.next_call()
+                if state == "exhausted":
+                    final = messages[-1].text if messages and messages[-1].role == "assistant" else None
+                    recorder.turn_end(final, status="interrupted", reason="iteration budget exhausted",
+                                      provenance=_prov(cursor))
+                    break
+                if state == "grace":  # one last call that can only answer: no tools offered
+                    messages.append(Message(role="user", parts=[TextPart(text=GRACE_PROMPT)]))
+                    call_tools = None
                 if model is None:
                     model = LiveModel(options, session)
                 started = time.monotonic()
@@ -97,7 +98,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                     messages.append(_tool_message(call, live_tools.answer(call.id, call.name, call.arguments)))
                 continue
             final = response.message.text
-            recorder.turn_end(final, provenance=_prov(cursor))
+            recorder.turn_end(final, reason=budget.reason, provenance=_prov(cursor))
             if not pending_turns:
                 break
             user = pending_turns.pop(0)

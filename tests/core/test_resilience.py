@@ -178,6 +178,8 @@ def test_continuation_stops_at_a_complete_answer() -> None:
 
 def test_budget_grace() -> None:
     budget = IterationBudget(2)
-    assert [budget.next_call() for _ in range(4)] == ["ok", "ok", "grace", "exhausted"]
+    assert [budget.next_call() for _ in range(2)] == ["ok", "ok"] and budget.reason is None
+    assert [budget.next_call() for _ in range(2)] == ["grace", "exhausted"]
+    assert budget.reason == "iteration budget of 2 reached: one grace call"  # the turn_end reason
     budget.reset()
-    assert budget.next_call() == "ok"
+    assert budget.next_call() == "ok" and budget.reason is None

@@ -14,6 +14,12 @@ The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, t
 
 Later user turns of the record are sent after each turn ends. ``options.extra["checkpoint_db"]``
 checkpoints every step into a SQLite file (thread ``play-<new run id>``).
+
+The core ``IterationBudget`` (``--max-iterations``) bounds the live model calls of each turn as in the
+other engines: past it, one grace call without tools (``GRACE_PROMPT`` sent), whose tool calls are
+dropped so the graph ends the turn with its text; the turn end records why. LangGraph's own recursion
+limit is set above what the record and the budget can need, so it is only a backstop; reaching it ends
+the play as failed with a one-line error, the partial run kept.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import ProviderError, ReplaykitError
-from replaykit.core.ir import Message, ToolSpec
+from replaykit.core.ir import Message, TextPart, ToolSpec
 from replaykit.core.live_tools import LiveTools, tool_implementations
+from replaykit.core.resilience import GRACE_PROMPT, IterationBudget
 from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
@@ -43,8 +50,9 @@ class CursorModelNode:
     """The graph's model node in play mode: the cursor decides, the endpoint answers live steps."""
 
     def __init__(self, rt: Any, cursor: Any, client: Any, tools: list[ToolSpec] | None, model: str,
-                 params: JSON) -> None:
+                 params: JSON, budget: IterationBudget) -> None:
         self.rt = rt
+        self.budget = budget  # live calls of the current turn (reset by ``_drive`` at each turn)
         self.cursor = cursor
         self.client = client  # replaykit.core.live_model.LiveModel: retries, stale streams
         self.tools = tools
@@ -57,8 +65,7 @@ class CursorModelNode:
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
-            response = self.client.complete(messages, self.tools, self.params, why=decision.reason)
-            self.cursor.live_llm(messages, response, self.tools, model=self.model)
+            response = self._live(messages, decision)
             provenance = "live"
         else:
             response = decision.response
@@ -66,6 +73,24 @@ class CursorModelNode:
         message = rt.ir_to_lc(_dump(response.message), rt.message_id(len(lc_messages)), provenance,
                               step=decision.step if decision.action == "serve" else None)
         return {"messages": [message]}
+
+    def _live(self, messages: list[Message], decision: Any) -> Any:
+        """One live call within the turn's budget; the grace call offers no tools and its answer, as the
+        graph sees it, has no tool call (the trace keeps the answer as the model gave it)."""
+        state = self.budget.next_call()
+        if state == "exhausted":  # the grace answer ends the turn, so a well-formed graph never gets here
+            raise ReplaykitError(f"iteration budget of {self.budget.max_iterations} live LLM calls per turn "
+                                 "exhausted (the grace call was used)")
+        tools = self.tools
+        if state == "grace":
+            messages = [*messages, Message(role="user", parts=[TextPart(text=GRACE_PROMPT)])]
+            tools = None
+        response = self.client.complete(messages, tools, self.params, why=decision.reason)
+        self.cursor.live_llm(messages, response, tools, model=self.model)
+        if state == "grace" and response.message.tool_calls:
+            parts = [p for p in response.message.parts if p.type != "tool_call"]
+            response = response.model_copy(update={"message": response.message.model_copy(update={"parts": parts})})
+        return response
 
 
 class CursorToolRouter:
@@ -117,27 +142,29 @@ def play(run: Run, options: Any) -> Any:
     specs = [ToolSpec.model_validate(s) for s in record.tool_specs if "parameters" in s or "description" in s]
     tools_offered = _first_tools(run) or specs or None
     extra = options.extra or {}
+    limit = _recursion_limit(run, options)
     try:
         from replaykit.core.live_model import DROP_PARAMS, LiveModel
 
         client = LiveModel(options, session)
         calls = run.llm_calls()
         params = {k: v for k, v in (calls[0].request.params if calls else {}).items() if k not in DROP_PARAMS}
-        model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params)
+        budget = IterationBudget(int(options.max_iterations))
+        model = CursorModelNode(rt, cursor, client, tools_offered, options.model, params, budget)
         router = CursorToolRouter(rt, LiveTools(cursor, options, implementations=impls))
         functions = [rt.recorded_tool_function(router, s["name"]) for s in record.tool_specs]
         tools = rt.make_tools(record.tool_specs, functions)
         with _checkpointer(extra.get("checkpoint_db")) as saver:
             graph = rt.build_graph(model, tools, router, checkpointer=saver)
-            config: JSON = {"recursion_limit": 2 * int(options.max_iterations) + 3}
+            config: JSON = {"recursion_limit": limit}
             if saver is not None:
                 config["configurable"] = {"thread_id": f"play-{session.run_id}"}
-            messages = _drive(rt, graph, run, record, cursor, config, saver is not None)
+            messages = _drive(rt, graph, run, record, cursor, config, saver is not None, budget)
     except ReplaykitError as exc:  # the partial run is kept (closed as failed); the error says where
         session.finish(None, status="failed", error=str(exc))
         raise ProviderError(f"{exc}; partial run saved as {session.run_id}") from exc
     except Exception as exc:  # langgraph's own failures (recursion limit, ...) end the play as failed
-        error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        error = _graph_error(exc, limit)
         session.finish(None, status="failed", error=error)
         raise ReplaykitError(f"play {session.run_id}: {error}; partial run saved as {session.run_id}") from exc
     except BaseException as exc:
@@ -145,6 +172,26 @@ def play(run: Run, options: Any) -> Any:
         raise
     final = _final_text(rt, messages)
     return session.finish(final, status="completed")
+
+
+def _recursion_limit(run: Run, options: Any) -> int:
+    """Graph steps allowed per ``invoke`` (one user turn): a model and a tools step per recorded call,
+    the same per live call of the budget plus its grace call, and slack; ``extra["recursion_limit"]``
+    overrides it."""
+    override = (options.extra or {}).get("recursion_limit")
+    if override is not None:
+        return int(override)
+    return 2 * (len(run.llm_calls()) + int(options.max_iterations) + 1) + 3
+
+
+def _graph_error(exc: Exception, limit: Any) -> str:
+    """One line for a failure inside langgraph; its recursion limit is named in our terms."""
+    from langgraph.errors import GraphRecursionError
+
+    if isinstance(exc, GraphRecursionError):
+        return (f"the LangGraph recursion limit of {limit} graph steps in one turn was reached before the "
+                "turn ended (raise --max-iterations or options.extra['recursion_limit'])")
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
 def _first_tools(run: Run) -> list[ToolSpec] | None:
@@ -164,9 +211,10 @@ def _checkpointer(path: Any) -> Any:
         yield saver
 
 
-def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON, stateful: bool) -> list[Any]:
+def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON, stateful: bool,
+           budget: IterationBudget) -> list[Any]:
     """First turn from the first recorded request's context, then each later recorded user turn (each
-    turn's start and end recorded, as the other engines do)."""
+    turn's start and end recorded, as the other engines do; each turn gets a fresh budget)."""
     if not record.requests:
         return []
     from replaykit.core.ir import Provenance
@@ -176,24 +224,26 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
     for message in first:
         if message.get("role") == "user" and recorder is not None:
             recorder.turn_start(Message.model_validate(message), provenance=Provenance.SERVED)
+    budget.reset()
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
-    _turn_end(rt, cursor, messages)
+    _turn_end(rt, cursor, messages, budget)
     for user in cursor.user_turns()[1:]:  # the first turn is in the first request
         if recorder is not None:
             recorder.turn_start(user, provenance=Provenance.SERVED)
         new = [rt.ir_to_lc(_dump(user), rt.message_id(len(messages)), "recorded")]
         value = new if stateful else [*messages, *new]
+        budget.reset()
         messages = rt.invoke(graph, {"messages": value}, config)["messages"]
-        _turn_end(rt, cursor, messages)
+        _turn_end(rt, cursor, messages, budget)
     return list(messages)
 
 
-def _turn_end(rt: Any, cursor: Any, messages: list[Any]) -> None:
+def _turn_end(rt: Any, cursor: Any, messages: list[Any], budget: IterationBudget) -> None:
     from replaykit.core.ir import Provenance
 
     if cursor.recorder is not None:
-        cursor.recorder.turn_end(_final_text(rt, messages),
+        cursor.recorder.turn_end(_final_text(rt, messages), reason=budget.reason,
                                  provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
 
 

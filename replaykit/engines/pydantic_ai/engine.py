@@ -318,7 +318,8 @@ async def drive(plan: Plan, driver: Driver, agent: Any) -> tuple[str | None, lis
         output = result.output
         history = result.all_messages()
         if recorder is not None:
-            recorder.turn_end(output, provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
+            recorder.turn_end(output, reason=driver.budget.reason,
+                              provenance=Provenance.LIVE if cursor.live else Provenance.SERVED)
     return output, history
 
 
