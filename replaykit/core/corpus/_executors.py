@@ -155,11 +155,12 @@ class DaskExecutor:
         """As RayExecutor._run_by_run: the runs that still kill their workers are damaged ('worker died')."""
         from distributed import KilledWorker
 
-        futures = [self._submit(task, options, dataclasses.replace(part, paths=(p,))) for p in part.paths]
+        # One run in flight at a time: Dask counts a worker's death against every task assigned to that
+        # worker (queued ones too), so runs sent together could be blamed for their neighbour's death.
         pieces, dead = [], set()
-        for path, future in zip(part.paths, futures, strict=True):
+        for path in part.paths:
             try:
-                pieces.append(future.result())
+                pieces.append(self._submit(task, options, dataclasses.replace(part, paths=(path,))).result())
             except KilledWorker:
                 dead.add(path)
         if len(dead) == len(part.paths) > 1:  # every run: the workers, not a run, are the problem

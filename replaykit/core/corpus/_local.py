@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from replaykit.core.errors import ReplaykitError
@@ -138,27 +138,24 @@ class LocalExecutor:
                 continue
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             lost: list[tuple[int, Partition]] = []
-            for future in done:
-                slot, sent = pending.pop(future)
-                free.append(slot)
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    lost.append((slot, sent))
-                    continue
-                yield _with_dead_runs(result, by_index[sent.index], dead.get(sent.index, set()))
+
+            def collect(futures: Iterable[Future[PartitionResult]], lost: list[tuple[int, Partition]]) -> Iterator[Any]:
+                """The finished partitions' results; those lost with a broken pool go to ``lost``."""
+                for future in futures:
+                    slot, sent = pending.pop(future)
+                    free.append(slot)
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        lost.append((slot, sent))
+                        continue
+                    yield _with_dead_runs(result, by_index[sent.index], dead.get(sent.index, set()))
+
+            yield from collect(done, lost)
             if not lost:
                 continue
             # The pool is broken: every other partition in flight fails too (at once); collect them.
-            for future in list(pending):
-                slot, sent = pending.pop(future)
-                free.append(slot)
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    lost.append((slot, sent))
-                    continue
-                yield _with_dead_runs(result, by_index[sent.index], dead.get(sent.index, set()))
+            yield from collect(list(pending), lost)
             found = False
             for slot, sent in sorted(lost, key=lambda item: item[1].index, reverse=True):
                 original = by_index[sent.index]
