@@ -372,6 +372,16 @@ class IterationBudget:
             return "grace"
         return "exhausted"
 
+    @staticmethod
+    def grace_message() -> Message:
+        """The user message a grace call's request ends with (every engine sends the same)."""
+        return Message(role="user", parts=[TextPart(text=GRACE_PROMPT)])
+
+    @property
+    def exhausted_text(self) -> str:
+        """Why a turn that asked for a completion after its grace call is stopped."""
+        return f"iteration budget of {self.max_iterations} live LLM calls per turn exhausted (the grace call was used)"
+
     @property
     def reason(self) -> str | None:
         """Why the current turn ended on the budget (for its ``turn_end`` event); None if it did not."""

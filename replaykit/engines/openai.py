@@ -21,14 +21,13 @@ from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.ir import (
     Message,
     Provenance,
-    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
 from replaykit.core.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, start_play
-from replaykit.core.resilience import GRACE_PROMPT, GaveUp, IterationBudget
+from replaykit.core.resilience import GaveUp, IterationBudget
 from replaykit.core.run import Run
 from replaykit.core.tool_ladder import ToolAnswer
 
@@ -83,7 +82,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                                       provenance=_prov(cursor))
                     break
                 if state == "grace":  # one last call that can only answer: no tools offered
-                    messages.append(Message(role="user", parts=[TextPart(text=GRACE_PROMPT)]))
+                    messages.append(budget.grace_message())
                     call_tools = None
                 if model is None:
                     model = LiveModel(options, session)

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from replaykit.core import jsonsafe
 from replaykit.core.errors import ProviderError, ReplaykitError
-from replaykit.core.ir import Message, TextPart, ToolSpec
+from replaykit.core.ir import Message, ToolSpec
 from replaykit.core.live_tools import LiveTools, tool_implementations
-from replaykit.core.resilience import GRACE_PROMPT, IterationBudget
+from replaykit.core.resilience import IterationBudget
 from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
@@ -79,11 +79,10 @@ class CursorModelNode:
         graph sees it, has no tool call (the trace keeps the answer as the model gave it)."""
         state = self.budget.next_call()
         if state == "exhausted":  # the grace answer ends the turn, so a well-formed graph never gets here
-            raise ReplaykitError(f"iteration budget of {self.budget.max_iterations} live LLM calls per turn "
-                                 "exhausted (the grace call was used)")
+            raise ReplaykitError(self.budget.exhausted_text)
         tools = self.tools
         if state == "grace":
-            messages = [*messages, Message(role="user", parts=[TextPart(text=GRACE_PROMPT)])]
+            messages = [*messages, self.budget.grace_message()]
             tools = None
         response = self.client.complete(messages, tools, self.params, why=decision.reason)
         self.cursor.live_llm(messages, response, tools, model=self.model)

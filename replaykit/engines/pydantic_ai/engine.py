@@ -33,11 +33,11 @@ from typing import Any
 from replaykit.core.cursor import Counters as CoreCounters
 from replaykit.core.cursor import LLMDecision, ReplayCursor
 from replaykit.core.errors import BadInput, ProviderError, ReplaykitError
-from replaykit.core.ir import Event, Message, Provenance, TextPart
+from replaykit.core.ir import Event, Provenance
 from replaykit.core.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
-from replaykit.core.resilience import GRACE_PROMPT, IterationBudget
+from replaykit.core.resilience import IterationBudget
 from replaykit.core.run import Run
 from replaykit.engines.pydantic_ai import compat
 from replaykit.engines.pydantic_ai.messages import (
@@ -182,13 +182,12 @@ class Driver:
                     decision: LLMDecision) -> Any:
         state = self.budget.next_call()
         if state == "exhausted":
-            raise BudgetExhausted(f"iteration budget of {self.budget.max_iterations} live LLM calls per turn "
-                                  "exhausted (the grace call was used)")
+            raise BudgetExhausted(self.budget.exhausted_text)
         tools: list[Any] | None = self.plan.tools or None
         call_params = dict(self.params)
         if state == "grace":  # one last call that can only answer: no tools offered (as the openai engine)
             self.extra.grace_calls += 1
-            ir_messages = [*ir_messages, Message(role="user", parts=[TextPart(text=GRACE_PROMPT)])]
+            ir_messages = [*ir_messages, self.budget.grace_message()]
             tools = None
         model = self.live_model(decision)
         started = time.monotonic()
