@@ -8,6 +8,7 @@ Training-data formats take several runs (or ``--all``) and are handled by
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
@@ -19,9 +20,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("export", help="export a run (script, graph, agent, training data, html)")
     parser.add_argument("runs", metavar="RUN", nargs="*", help="run id(s) or trace file(s)")
     parser.add_argument("--format", required=True, choices=sorted([*FORMATS, *TRAINING_FORMATS]))
-    parser.add_argument("-o", "--output", required=True, metavar="PATH")
+    parser.add_argument("-o", "--output", default=None, metavar="PATH",
+                        help="where to write; '-' is stdout (single-run formats); default: RUN plus the "
+                             "format's suffix in the current directory (run.py, run_langgraph.py, run.html, ...)")
     parser.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
-    parser.add_argument("--all", action="store_true", help="training formats: every run in the store")
+    parser.add_argument("--all", action="store_true",
+                        help="training formats: every original recording in the store (see --include)")
+    parser.add_argument("--include", metavar="KINDS", default=None,
+                        help="with --all: also the derived runs of these kinds, comma-separated: branches, plays "
+                             "(default: originals only)")
     parser.add_argument("--no-redact", action="store_true", help="training formats: do not redact")
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
     parser.add_argument("--fail-closed", action="store_true",
@@ -48,21 +55,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     from replaykit.cli.cmd_export_training import export_training
     from replaykit.core.errors import BadInput
-    from replaykit.exporters import export
+    from replaykit.exporters import default_path, export, render_export
 
+    if args.include and not args.all:
+        raise BadInput("--include selects derived runs for --all; RUNs named one by one are exported as given")
     if args.format in TRAINING_FORMATS:
+        if args.output is None:
+            args.output = default_path(args.runs[0] if len(args.runs) == 1 else "corpus", args.format)
+        if args.output == "-":
+            raise BadInput(f"--format {args.format} writes files (JSONL, Parquet, shards): give -o PATH")
         return export_training(args)
     if args.parquet:
         raise BadInput("--parquet applies to the training formats (openai-jsonl, sharegpt, trl)")
     if len(args.runs) != 1 or args.all:
         raise BadInput(f"--format {args.format} exports exactly one RUN")
     run = load_run(args, args.runs[0])
-    document = export(run, args.format, args.output, force=args.force, **_interop_options(args))
+    if args.output == "-":
+        if args.json:
+            raise BadInput("-o - writes the export on stdout; --json cannot share it")
+        text, _ = render_export(run, args.format, _stdout_name(run.run_id, args.format), **_interop_options(args))
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    output = args.output if args.output is not None else default_path(run.run_id, args.format)
+    document = export(run, args.format, output, force=args.force, **_interop_options(args))
     if args.json:
         print_json(document)
     else:
         console().print(f"exported {run.run_id} as {args.format} -> {document['path']}")
     return 0
+
+
+def _stdout_name(run_id: str, fmt: str) -> str:
+    """The file name a render embeds (a script's usage line) when it goes to stdout."""
+    from replaykit.exporters import default_path
+
+    return default_path(run_id, fmt)
 
 
 def _interop_options(args: argparse.Namespace) -> dict[str, Any]:

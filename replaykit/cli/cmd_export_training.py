@@ -1,7 +1,8 @@
 """``replaykit export --format openai-jsonl|sharegpt|trl``: the training-data half of ``export``.
 
 ``cmd_export`` parses the shared flags and calls ``export_training(args)``. Flags used:
-RUN... (ids, files, directories, globs), ``--all`` (every run in the store except redacted copies),
+RUN... (ids, files, directories, globs), ``--all`` (every original recording in the store: not redacted
+copies, and not branches or plays unless ``--include branches,plays`` asks for them),
 ``-o PATH``, ``--force``, ``--no-redact``, ``--mode ner|patterns`` (default ner),
 ``--preference-chosen original|branch`` (preference pairs from branches), ``--min-health S``,
 ``--store DIR``, ``--json``, and the corpus flags (``--workers``, ``--cluster``, ``--parquet``,
@@ -33,14 +34,18 @@ def _check_min_health(value: int | None) -> None:
 
 
 def export_training(args: argparse.Namespace) -> int:
-    from replaykit.core.corpus import corpus_sources
+    from replaykit.core.corpus import corpus_sources, parse_include
     from replaykit.core.errors import BadInput
 
     store = open_store(args)
     out = Path(args.output).expanduser()
     min_health = getattr(args, "min_health", None)
     _check_min_health(min_health)
-    sources = corpus_sources(store, list(getattr(args, "runs", []) or []), all_runs=getattr(args, "all", False))
+    include = parse_include(getattr(args, "include", None))
+    if getattr(args, "preference_chosen", None):
+        include |= {"branches"}  # a preference pair is a branch beside its original
+    sources = corpus_sources(store, list(getattr(args, "runs", []) or []), all_runs=getattr(args, "all", False),
+                             include=include)
     if not out.name.endswith(SINGLE_FILE_SUFFIXES) or out.is_dir():
         return _export_corpus(args, store, sources, out, min_health)
     if getattr(args, "cluster", None):

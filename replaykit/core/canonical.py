@@ -118,14 +118,41 @@ def _plain(item: Any) -> Any:
     return importlib.import_module("replaykit.core.jsonsafe").model_data(item, exclude_none=True)
 
 
-def _parse_args(part: Any) -> Any:
-    raw = part.get("raw_arguments")
+def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:
+    """A tool call's arguments as data: the one reading behind every comparison of two tool calls
+    (fingerprints, the serve decision, diff, plans, cassettes). The raw string the provider sent,
+    parsed, when it is JSON (else the raw string itself); without one, ``arguments``, parsed when it is a
+    JSON string. ``{"city": "Paris"}`` and ``{"city":"Paris"}`` read the same."""
     if raw is not None:
         try:
             return json.loads(raw)
         except ValueError:
-            return {"<unparsed>": raw}
-    return part.get("arguments")
+            return raw
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+def arguments_key(arguments: Any, raw: str | None = None) -> str:
+    """Tool arguments as compared: the canonical JSON of ``parsed_arguments``. Two tool calls are the
+    same call when their names and these keys are equal."""
+    try:
+        return canonical_json(parsed_arguments(arguments, raw))
+    except TypeError:
+        return repr(arguments)
+
+
+def same_message(a: Any, b: Any) -> bool:
+    """Whether two messages (IR models or their JSON form) say the same thing as a request fingerprint
+    compares them: tool-call argument whitespace, call ids and volatile system text do not count."""
+    return a == b or normalized_messages([a]) == normalized_messages([b])
+
+
+def _parse_args(part: Any) -> Any:
+    return parsed_arguments(part.get("arguments"), part.get("raw_arguments"))
 
 
 def normalized_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:

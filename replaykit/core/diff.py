@@ -35,12 +35,12 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.canonical import canonical_json
+from replaykit.core.canonical import arguments_key, canonical_json, parsed_arguments
 from replaykit.core.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.message_diff import KeyCache, message_changes
 from replaykit.core.run import Run, Step
 from replaykit.core.store import RunStore
-from replaykit.core.timeline import describe, parsed_arguments
+from replaykit.core.timeline import describe
 
 CAUSES = ("edit", "desync", "synthetic_end", "unavailable_tool", "tool_result", "model_drift", "input")
 
@@ -239,7 +239,7 @@ def align(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
 def _tool_key(step: Step) -> str:
     event = step.event
     assert isinstance(event, ToolCallEvent)
-    return canonical_json([event.name, parsed_arguments(event.arguments, event.raw_arguments)])
+    return canonical_json([event.name, arguments_key(event.arguments, event.raw_arguments)])
 
 
 def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:

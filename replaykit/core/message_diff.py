@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replaykit.core import jsonsafe
-from replaykit.core.canonical import canonical_json, normalized_messages
+from replaykit.core.canonical import arguments_key, canonical_json, normalized_messages
 from replaykit.core.ir import Message
 from replaykit.core.step_detail import message_text
 
@@ -108,11 +108,14 @@ def render_inline(segments: Sequence[dict[str, str]], *, context: int = 60) -> s
 
 def _key(message: Message) -> str:
     """What a message says, for alignment: tool call ids are left out (they are volatile: two runs of
-    the same agent name their calls differently, which is not a change in what the model saw)."""
+    the same agent name their calls differently, which is not a change in what the model saw), and tool
+    call arguments are compared parsed (``{"a": 1}`` and ``{"a":1}`` are the same call)."""
     data = jsonsafe.model_data(message, exclude_none=True)
     for part in data.get("parts", []):
         part.pop("id", None)
         part.pop("tool_call_id", None)
+        if part.get("type") == "tool_call":
+            part["arguments"] = arguments_key(part.get("arguments"), part.pop("raw_arguments", None))
     return canonical_json(data)
 
 

@@ -30,6 +30,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from replaykit.core.canonical import arguments_key as arguments_key  # the one rule, re-exported for engines
 from replaykit.core.canonical import canonical_json, fingerprint
 
 
@@ -144,19 +145,6 @@ def tool_message(event: dict[str, Any], *, strip: bool = False) -> dict[str, Any
     part["content"] = content.strip() if strip else content
     part["is_error"] = event.get("status") == "error"
     return {"role": "tool", "parts": [part]}
-
-
-def arguments_key(arguments: Any) -> str:
-    """Tool arguments as compared by the serve decision: parsed if a JSON string, canonical JSON."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            pass
-    try:
-        return canonical_json(arguments)
-    except TypeError:
-        return repr(arguments)
 
 
 def request_fingerprint(messages: Iterable[Any], tools: Iterable[Any] | None = None) -> str:

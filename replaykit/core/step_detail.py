@@ -25,7 +25,7 @@ from replaykit.core.ir import (
     ToolResultPart,
 )
 from replaykit.core.run import Run
-from replaykit.core.timeline import parsed_arguments
+from replaykit.core.canonical import parsed_arguments
 
 
 def _provider_messages(api: str, body: dict[str, Any]) -> list[Any]:

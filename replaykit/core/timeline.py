@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.canonical import dumps_compact
+from replaykit.core.canonical import dumps_compact, parsed_arguments
 from replaykit.core.replay_doc import clip_text
 
 if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
@@ -111,21 +111,6 @@ def describe(event: Event) -> str:
     from replaykit.core import jsonsafe
 
     return describe_data(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_DESCRIBED))
-
-
-def parsed_arguments(arguments: Any, raw: str | None = None) -> Any:
-    """A tool call's arguments as data: the raw string parsed when it is JSON, else what was given."""
-    if raw is not None:
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
 
 
 def entry_fields(event: dict[str, Any]) -> dict[str, Any]:

@@ -25,22 +25,70 @@ class ExportFormat:
     module: str
     extra: str | None = None  # the extra a reader of the output needs (None: stdlib only)
     python: bool = False  # compile-checked before it is written
+    suffix: str = ".txt"  # the default file name is the run id plus this (``default_path``)
 
 
 #: single-run formats (``--format`` value -> registration)
 FORMATS: dict[str, ExportFormat] = {
     f.name: f
     for f in (
-        ExportFormat("python", "replaykit.exporters.python_script", python=True),
-        ExportFormat("langgraph", "replaykit.exporters.langgraph_source", "langgraph", python=True),
-        ExportFormat("pydantic-ai", "replaykit.exporters.pydantic_ai_source", "pydantic-ai", python=True),
-        ExportFormat("html", "replaykit.exporters.html_report"),
-        ExportFormat("atif", "replaykit.exporters.atif", "atif"),
-        ExportFormat("otel", "replaykit.exporters.otel"),
+        ExportFormat("python", "replaykit.exporters.python_script", python=True, suffix=".py"),
+        ExportFormat("langgraph", "replaykit.exporters.langgraph_source", "langgraph", python=True,
+                     suffix="_langgraph.py"),
+        ExportFormat("pydantic-ai", "replaykit.exporters.pydantic_ai_source", "pydantic-ai", python=True,
+                     suffix="_pydantic_ai.py"),
+        ExportFormat("html", "replaykit.exporters.html_report", suffix=".html"),
+        ExportFormat("atif", "replaykit.exporters.atif", "atif", suffix=".atif.json"),
+        ExportFormat("otel", "replaykit.exporters.otel", suffix=".otel.json"),
     )
 }
 #: multi-run training formats (``replaykit.exporters.training``)
 TRAINING_FORMATS = ("openai-jsonl", "sharegpt", "trl")
+
+
+def _spec(fmt: str) -> ExportFormat:
+    from replaykit.core.errors import BadInput
+
+    if fmt in TRAINING_FORMATS:
+        raise BadInput(f"--format {fmt} is a training format: use replaykit.exporters.training.export_training")
+    spec = FORMATS.get(fmt)
+    if spec is None:
+        raise BadInput(f"unknown export format {fmt!r}; choose one of {', '.join(sorted(FORMATS))}")
+    return spec
+
+
+def default_path(run_id: str, fmt: str) -> str:
+    """The file an export writes when no path is given: the run id and the format's suffix, in the
+    current directory (``run-1.py``, ``run-1_langgraph.py``, ``run-1.html``)."""
+    if fmt in TRAINING_FORMATS:
+        return f"{run_id}.{fmt}.jsonl"
+    return f"{run_id}{_spec(fmt).suffix}"
+
+
+def render_export(run: Run, fmt: str, filename: str, **options: Any) -> tuple[str, dict[str, Any]]:
+    """The text of ``run`` as ``fmt`` (generated Python compile-checked, I/O besides the file such as an
+    OTLP collector done) and a summary of it; nothing is written."""
+    from replaykit.core.errors import BadInput
+
+    spec = _spec(fmt)
+    module = importlib.import_module(spec.module)
+    # ``render`` returns the text, or an object with ``.text`` and ``.report`` (what it wrote, what it lost).
+    rendered = module.render(run, filename=filename, **options)
+    text: str = rendered if isinstance(rendered, str) else rendered.text
+    report: dict[str, Any] = {} if isinstance(rendered, str) else dict(rendered.report)
+    if spec.python:
+        try:
+            compile(text, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            # a replaykit bug, never trace content (data lives in one literal): refuse before writing
+            raise BadInput(f"generated {fmt} code does not compile ({type(exc).__name__}); nothing written") from exc
+    deliver = getattr(module, "deliver", None)  # I/O besides the file (an OTLP collector): first, so that
+    if deliver is not None:  # a refusal leaves no file behind
+        report.update(deliver(run, rendered, **options) or {})
+    summary = getattr(module, "summarize", None)
+    info: dict[str, Any] = summary(run, text) if summary is not None else report
+    return text, {"run_id": run.run_id, "format": fmt, "bytes": len(text.encode("utf-8")), "steps": len(run.steps),
+                  **info}
 
 
 def export(run: Run, fmt: str, path: str | Path, *, force: bool = False, **options: Any) -> dict[str, Any]:
@@ -52,35 +100,15 @@ def export(run: Run, fmt: str, path: str | Path, *, force: bool = False, **optio
     from replaykit.core.errors import BadInput
     from replaykit.core.files import write_private
 
-    if fmt in TRAINING_FORMATS:
-        raise BadInput(f"--format {fmt} is a training format: use replaykit.exporters.training.export_training")
-    spec = FORMATS.get(fmt)
-    if spec is None:
-        raise BadInput(f"unknown export format {fmt!r}; choose one of {', '.join(sorted(FORMATS))}")
+    _spec(fmt)
     out = Path(path).expanduser()
     if out.is_dir():
         raise BadInput(f"{out} is a directory")
     if out.exists() and not force:
         raise BadInput(f"{out} exists; pass --force to overwrite")
-    module = importlib.import_module(spec.module)
-    # ``render`` returns the text, or an object with ``.text`` and ``.report`` (what it wrote, what it lost).
-    rendered = module.render(run, filename=out.name, **options)
-    text: str = rendered if isinstance(rendered, str) else rendered.text
-    report: dict[str, Any] = {} if isinstance(rendered, str) else dict(rendered.report)
-    if spec.python:
-        try:
-            compile(text, str(out), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            # a replaykit bug, never trace content (data lives in one literal): refuse before writing
-            raise BadInput(f"generated {fmt} code does not compile ({type(exc).__name__}); nothing written") from exc
-    deliver = getattr(module, "deliver", None)  # I/O besides the file (an OTLP collector): first, so that
-    if deliver is not None:  # a refusal leaves no file behind
-        report.update(deliver(run, rendered, **options) or {})
+    text, info = render_export(run, fmt, out.name, **options)
     write_private(out, text)
-    summary = getattr(module, "summarize", None)
-    info: dict[str, Any] = summary(run, text) if summary is not None else report
-    return {"run_id": run.run_id, "format": fmt, "path": str(out), "bytes": len(text.encode("utf-8")),
-            "steps": len(run.steps), **info}
+    return {**info, "path": str(out)}
 
 
-__all__ = ["FORMATS", "TRAINING_FORMATS", "ExportFormat", "export"]
+__all__ = ["FORMATS", "TRAINING_FORMATS", "ExportFormat", "default_path", "export", "render_export"]

@@ -36,7 +36,7 @@ from replaykit.core.ir import (
 )
 from replaykit.core.replay_doc import clip_text
 from replaykit.core.run import Run
-from replaykit.core.timeline import parsed_arguments
+from replaykit.core.canonical import parsed_arguments
 
 
 def _clip(text: str | None, limit: int = 120) -> str:

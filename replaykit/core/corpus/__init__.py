@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from ._executors import Executor, make_executor, parse_cluster
 from ._pipeline import CorpusSummary, run_corpus, shard_name
-from ._sources import DEFAULT_PARTITION_RUNS, Partition, corpus_sources, make_partitions
+from ._sources import DEFAULT_PARTITION_RUNS, DERIVED_KINDS, Partition, corpus_sources, make_partitions, parse_include
 from ._stats import corpus_report, stats_task
 from ._task import PartitionResult, RunResult, run_partition
 
 __all__ = [
     "DEFAULT_PARTITION_RUNS",
+    "DERIVED_KINDS",
     "CorpusSummary",
     "Executor",
     "Partition",
@@ -27,6 +28,7 @@ __all__ = [
     "make_executor",
     "make_partitions",
     "parse_cluster",
+    "parse_include",
     "run_corpus",
     "run_partition",
     "shard_name",

@@ -33,28 +33,57 @@ class Partition:
     size_bytes: int
 
 
-def _redacted_from(path: Path) -> str | None:
-    """The source run id when ``path`` is a redacted copy, else None. A header that cannot be read is
-    not a copy: the worker will report the run as damaged instead of it vanishing silently here."""
+#: Runs derived from a recording, by the name ``export --include`` selects them with: a branch (one edit,
+#: then live), a play or replay (an engine's run of a recording). A corpus of training data defaults to
+#: original recordings: a branch holds an edited answer nobody's agent gave.
+DERIVED_KINDS: dict[str, tuple[str, ...]] = {"branches": ("branch",), "plays": ("play", "replay")}
+
+
+def parse_include(text: str | None) -> frozenset[str]:
+    """``--include branches,plays`` as a set of kinds (empty: originals only)."""
+    if not text:
+        return frozenset()
+    kinds = {k.strip() for k in text.split(",") if k.strip()}
+    unknown = kinds - set(DERIVED_KINDS)
+    if unknown:
+        raise BadInput(f"--include: unknown kind {', '.join(sorted(unknown))}; use {','.join(DERIVED_KINDS)}")
+    return frozenset(kinds)
+
+
+def _lineage_of(path: Path) -> tuple[str | None, str | None]:
+    """(relation, parent run id) of a run file's lineage, (None, None) for an original. A header that
+    cannot be read is an original here: the worker will report the run as damaged instead of it
+    vanishing silently."""
     try:
         with open(path, "rb") as handle:
             header = json.loads(handle.readline(MAX_LINE_BYTES))
         lineage = header.get("lineage") if isinstance(header, dict) else None
-        if isinstance(lineage, dict) and lineage.get("relation") == "redaction":
-            return str(lineage.get("parent_run_id"))
+        if isinstance(lineage, dict):
+            return str(lineage.get("relation")), str(lineage.get("parent_run_id"))
     except (OSError, ValueError):
         pass
-    return None
+    return None, None
 
 
-def store_sources(store: RunStore) -> list[Path]:
+def store_sources(store: RunStore, include: frozenset[str] | None = None) -> list[Path]:
     """Every run file of the store, sorted by file name, except redacted copies whose original is in the
-    same store (the same run twice); a store of redacted copies only (``redact -o DIR``) is read whole."""
+    same store (the same run twice); a store of redacted copies only (``redact -o DIR``) is read whole.
+    ``include``: which derived runs (``DERIVED_KINDS``) to keep; None keeps them all."""
     if not store.root.is_dir():
         return []
     files = sorted(p for p in store.root.glob(f"*{TRACE_SUFFIX}") if p.is_file() and p.name != MANIFEST)
     ids = {p.name[: -len(TRACE_SUFFIX)] for p in files}
-    return [p for p in files if _redacted_from(p) not in ids]
+    dropped = None if include is None else {r for kind, rels in DERIVED_KINDS.items() if kind not in include
+                                            for r in rels}
+    out = []
+    for path in files:
+        relation, parent = _lineage_of(path)
+        if relation == "redaction" and parent in ids:
+            continue
+        if dropped is not None and relation in dropped:
+            continue
+        out.append(path)
+    return out
 
 
 def _expand(ref: str, store: RunStore) -> list[Path]:
@@ -74,11 +103,13 @@ def _expand(ref: str, store: RunStore) -> list[Path]:
     return [store.resolve(ref)]
 
 
-def corpus_sources(store: RunStore, refs: list[str], *, all_runs: bool) -> list[Path]:
-    """The ordered, de-duplicated list of trace files a corpus job reads."""
+def corpus_sources(store: RunStore, refs: list[str], *, all_runs: bool,
+                   include: frozenset[str] | None = None) -> list[Path]:
+    """The ordered, de-duplicated list of trace files a corpus job reads. ``include`` selects the derived
+    runs ``--all`` reads (``store_sources``); RUNs named one by one are read as given."""
     if all_runs and refs:
         raise BadInput("give RUNs or --all, not both")
-    paths = store_sources(store) if all_runs else [p for ref in refs for p in _expand(ref, store)]
+    paths = store_sources(store, include) if all_runs else [p for ref in refs for p in _expand(ref, store)]
     seen: set[str] = set()
     out: list[Path] = []
     for path in paths:

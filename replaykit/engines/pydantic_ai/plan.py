@@ -5,7 +5,9 @@ recorded tool results by call id, and the tool declarations.
 An *agent run* (segment) is a stretch of LLM calls where each request is the previous request plus the
 previous answer plus tool results, i.e. exactly what one ``Agent.run`` produces on its own. A new user
 turn, or a request the agent loop would not have built by itself (context compression), starts a new
-segment, replayed as a new ``Agent.run`` whose history is that request.
+segment, replayed as a new ``Agent.run`` whose history is that request. Messages are compared as the
+request fingerprint compares them (``canonical.same_message``): PydanticAI sends a recorded tool call back
+as ``{"city":"Paris"}`` when the provider wrote ``{"city": "Paris"}``, and that is the same conversation.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaykit.core.canonical import same_message
 from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolSpec
 from replaykit.core.run import Run
 from replaykit.engines.pydantic_ai.messages import PydanticHistory, response_to_pydantic_ai, to_pydantic_ai
@@ -67,7 +70,8 @@ def build_plan(run: Run) -> Plan:
         history = to_pydantic_ai(request)
         continues = False
         new_input = request
-        if previous is not None and len(request) >= len(previous) and request[: len(previous)] == previous:
+        if previous is not None and len(request) >= len(previous) and all(
+                map(same_message, request[: len(previous)], previous)):
             continues = True
             new_input = request[len(previous):]
         if not calls or not (continues and new_input and _tool_messages(new_input)):

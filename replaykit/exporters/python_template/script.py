@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 # <template-only>
+from replaykit.core.canonical import arguments_key, parsed_arguments
 from replaykit.core.replay_doc import RangeError, build_replay_document, step_summary
 from replaykit.core.serve import resolve_delta_chain
 from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
@@ -135,17 +136,14 @@ def edited_response(value: Any) -> dict[str, Any]:
 
 
 def args_key(name: str, arguments: Any) -> str:
-    return json.dumps([name, arguments], sort_keys=True, separators=(",", ":"))
+    """Two tool calls are the same call when their names and parsed arguments are equal (canonical's
+    ``arguments_key``, embedded above: the rule every replaykit comparison uses)."""
+    return json.dumps([name, arguments_key(arguments)], separators=(",", ":"))
 
 
-def parsed_arguments(call: dict[str, Any]) -> Any:
-    raw = call.get("raw_arguments")
-    if raw is not None:
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return call.get("arguments")
+def call_arguments(call: dict[str, Any]) -> Any:
+    """A recorded call's (or call part's) arguments as data (canonical's ``parsed_arguments``)."""
+    return parsed_arguments(call.get("arguments"), call.get("raw_arguments"))
 
 
 def apply_edit(events: list[dict[str, Any]], step: int, target: str, value: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -200,7 +198,7 @@ def _edit_args(events: list[dict[str, Any]], event: dict[str, Any], value: Any, 
             events[i] = other
     wanted = args_key(event["name"], value)
     match = next((e for e in events if e.get("kind") == "tool_call" and e is not event
-                  and args_key(e["name"], parsed_arguments(e)) == wanted and e.get("result") is not None), None)
+                  and args_key(e["name"], call_arguments(e)) == wanted and e.get("result") is not None), None)
     for key in ("error", "result_blocks"):
         event.pop(key, None)
     if match is not None:
@@ -262,7 +260,7 @@ def pending_step(events: list[dict[str, Any]], positions: list[int], step: int) 
     if event["kind"] == "llm_call":
         out["request_messages"] = resolve_delta_chain(event, requests_before(events, positions[step]))
     else:
-        out.update(name=event.get("name"), tool_call_id=event.get("call_id"), arguments=parsed_arguments(event))
+        out.update(name=event.get("name"), tool_call_id=event.get("call_id"), arguments=call_arguments(event))
     return out
 
 
@@ -466,7 +464,7 @@ class ToolServer:
         self.recorded: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             if event.get("kind") == "tool_call" and event.get("result") is not None:
-                key = args_key(event["name"], parsed_arguments(event))
+                key = args_key(event["name"], call_arguments(event))
                 self.recorded.setdefault(key, []).append(event)
         self.used: dict[str, int] = {}
         self.allow_destructive = allow_destructive
@@ -565,7 +563,7 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
     while True:
         pending = _pending_calls(messages)
         for part in pending:
-            arguments = parsed_arguments(part)
+            arguments = call_arguments(part)
             result, status, provenance = tools_server.call(part["name"], arguments)
             messages.append({"role": "tool", "parts": [{"type": "tool_result", "tool_call_id": part["id"],
                              "name": part["name"], "content": result, "is_error": status == "error"}]})
@@ -661,11 +659,11 @@ def comparable_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             message = event["response"]["message"]
             out.append({"kind": "llm",
                         "text": "".join(p.get("text", "") for p in message.get("parts", []) if p.get("type") == "text"),
-                        "tool_calls": [[p.get("name"), parsed_arguments(p)] for p in message.get("parts", [])
+                        "tool_calls": [[p.get("name"), call_arguments(p)] for p in message.get("parts", [])
                                        if p.get("type") == "tool_call"],
                         "finish_reason": event["response"].get("finish_reason")})
         elif event.get("kind") == "tool_call":
-            out.append({"kind": "tool", "name": event.get("name"), "arguments": parsed_arguments(event),
+            out.append({"kind": "tool", "name": event.get("name"), "arguments": call_arguments(event),
                         "result": event.get("result"), "status": event.get("status", "ok"),
                         "error": event.get("error")})
     return out
