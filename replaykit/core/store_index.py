@@ -127,6 +127,12 @@ def resolve_ref(root: Path, ref: str) -> Path:
     return path
 
 
+#: Lineage relations of runs *derived* from another run of the store (a branch: one edit, then live; a
+#: play or replay: an engine's run of a recording), by the name ``--include`` selects them with.
+#: Everything else is an original: a recording, an import, a redacted copy, a subagent's run.
+DERIVED_RELATIONS: dict[str, str] = {"branch": "branches", "play": "plays", "replay": "plays"}
+
+
 @dataclass(frozen=True)
 class RunSummary:
     run_id: str

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from replaykit.core.errors import BadInput
 from replaykit.core.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
+from replaykit.core.store_index import DERIVED_RELATIONS
 
 #: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
 MANIFEST = "manifest.jsonl"
@@ -36,7 +37,9 @@ class Partition:
 #: Runs derived from a recording, by the name ``export --include`` selects them with: a branch (one edit,
 #: then live), a play or replay (an engine's run of a recording). A corpus of training data defaults to
 #: original recordings: a branch holds an edited answer nobody's agent gave.
-DERIVED_KINDS: dict[str, tuple[str, ...]] = {"branches": ("branch",), "plays": ("play", "replay")}
+DERIVED_KINDS: dict[str, tuple[str, ...]] = {
+    kind: tuple(r for r, k in DERIVED_RELATIONS.items() if k == kind) for kind in dict.fromkeys(DERIVED_RELATIONS.values())
+}
 
 
 def parse_include(text: str | None) -> frozenset[str]:
