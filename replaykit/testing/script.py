@@ -200,20 +200,35 @@ def summarize(api: Api, body: Mapping[str, Any], index: int) -> ScriptRequest:
 
 
 class ReplyList:
-    """Replies consumed in order, one per LLM request; after the last one, ``then`` decides (default: text)."""
+    """Replies consumed in order, one per LLM request; after the last one, ``then`` decides (default: text).
 
-    def __init__(self, replies: Iterable[Reply], then: Policy | None = None) -> None:
+    ``loop``: after the last reply start again from the first, so the same agent run can be made again
+    and again against one server. ``on_exhausted`` is called once when the replies run out (without
+    ``loop``): the command line says so on stderr instead of switching policy silently."""
+
+    def __init__(self, replies: Iterable[Reply], then: Policy | None = None, *, loop: bool = False,
+                 on_exhausted: Callable[[int], None] | None = None) -> None:
         self._replies = list(replies)
         self._then = then
+        self._loop = loop and bool(self._replies)
+        self._on_exhausted = on_exhausted
         self._lock = threading.Lock()
         self._next = 0
+        self.rounds = 0  # how many times the whole list was given (``loop``)
 
     def __call__(self, request: ScriptRequest) -> Reply:
         with self._lock:
+            if self._loop and self._next == len(self._replies):
+                self._next = 0
+                self.rounds += 1
             if self._next < len(self._replies):
                 reply = self._replies[self._next]
                 self._next += 1
                 return reply
+            first_time = self._next == len(self._replies)
+            self._next += 1
+        if first_time and self._on_exhausted is not None:
+            self._on_exhausted(len(self._replies))
         if self._then is not None:
             return self._then(request)
         return Reply(text="(script exhausted)")

@@ -8,7 +8,8 @@ Stdlib only, so it runs in any venv and in subprocesses::
         ...
         assert srv.requests[0].body["messages"][0]["role"] == "system"
 
-or from a shell: ``python -m replaykit.testing.scripted_server [--port N] [--script replies.json]``.
+or from a shell: ``python -m replaykit.testing.scripted_server [--port N] [--script replies.json] [--loop]``
+(``--help`` describes the reply script).
 """
 
 from __future__ import annotations
@@ -285,28 +286,70 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _load_script(path: str | None, policy: str) -> Script:
-    if path:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if not isinstance(data, list):
-            raise SystemExit(f"error: {path} must hold a JSON list of replies")
-        return ReplyList([Reply.from_dict(d) for d in data], then=hermes_default_policy())
+SCRIPT_HELP = """\
+The reply script (--script FILE) is a JSON list with one reply per model request, given in order:
+
+  [
+    {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+    {"text": "Sunny, 21 C in Paris."}
+  ]
+
+A reply is an object with any of:
+  text          the answer's text
+  tool_calls    a list of {"name": ..., "arguments": {...} or a raw JSON string, "id": optional}
+  reasoning     reasoning text (where the API carries it)
+  usage         {"input_tokens": N, "output_tokens": N} (default: counted from the text)
+  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "stall"
+                (stall_after_chunks chunks, then stall_seconds of silence), "length" (cut answer),
+                "malformed" (a body that is not JSON)
+
+The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
+and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used
+up the server says so on stderr and answers with --policy. --loop starts the list again instead, so the
+same agent run can be made any number of times.
+
+Without --script, --policy answers: "hermes" (a todo tool call, then a final text) or "echo" (repeats
+the last user message). The first line on stdout is the base URL to point a client at
+(http://127.0.0.1:PORT/v1); stop the server with Ctrl-C.
+"""
+
+
+def _fallback(policy: str) -> Policy:
     if policy == "echo":
         return lambda req: Reply(text=f"echo: {req.last_user_text}")
     return hermes_default_policy()
 
 
+def _exhausted(count: int) -> None:
+    print(f"scripted server: the script's {count} replies are used up; answering with --policy from now on "
+          "(--loop replays the script instead)", file=sys.stderr, flush=True)
+
+
+def _load_script(path: str | None, policy: str, loop: bool = False) -> Script:
+    if path:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if not isinstance(data, list):
+            raise ValueError(f"{path} must hold a JSON list of replies (see --help)")
+        return ReplyList([Reply.from_dict(d) for d in data], then=_fallback(policy), loop=loop,
+                         on_exhausted=_exhausted)
+    return _fallback(policy)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m replaykit.testing.scripted_server",
-                                     description="Scripted OpenAI/Anthropic-compatible LLM server on 127.0.0.1.")
+                                     description="Scripted OpenAI/Anthropic-compatible LLM server on 127.0.0.1, "
+                                                 "for trying replaykit and testing agents offline.",
+                                     epilog=SCRIPT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="port (default: OS-picked)")
-    parser.add_argument("--script", help="JSON file: a list of replies consumed in order")
-    parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes", help="policy when no --script")
+    parser.add_argument("--script", metavar="FILE", help="JSON file: a list of replies given in order (format below)")
+    parser.add_argument("--loop", action="store_true", help="after the script's last reply, start it again")
+    parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes",
+                        help="answers without --script, and after a script is used up (without --loop)")
     parser.add_argument("--log", help="append each received request as one JSON line to this file")
     args = parser.parse_args(argv)
     try:
-        script = _load_script(args.script, args.policy)
+        script = _load_script(args.script, args.policy, args.loop)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: cannot load script: {exc}", file=sys.stderr)
         return 2
