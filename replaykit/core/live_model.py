@@ -103,7 +103,8 @@ class LiveModel:
 
         def call(history: list[Message]) -> LLMResponse:
             body = encode_request("openai-chat", history, tools, {**params, "model": self.options.model}).body
-            return retry_call(lambda: self._once(body), self.policy, on_attempt=on_attempt, on_error=on_error)
+            return retry_call(lambda: self._once(body), self.policy, on_attempt=on_attempt, on_error=on_error,
+                              where=self.options.base_url, announce=None)
 
         response = call(messages)
         if is_truncated(response):

@@ -141,7 +141,12 @@ def _body_text(exc: BaseException | None, body: Any) -> str:
             if value is not None:
                 parts.append(str(value))
         parts.append(str(exc))
-    return " ".join(" ".join(parts).split())
+    # A client's ``message`` is usually its ``str()`` too ("Connection error." twice): each text once.
+    out: list[str] = []
+    for part in (" ".join(p.split()) for p in parts):
+        if part and not any(part in seen for seen in out):
+            out = [seen for seen in out if seen not in part] + [part]
+    return " ".join(out)
 
 
 def _kind_for_status(status: int, text: str) -> ErrorKind:
@@ -212,13 +217,28 @@ class RetryPolicy:
 
 
 class GaveUp(ProviderError):
-    """A live provider call failed for good. ``error`` names why; ``attempts`` were made."""
+    """A live provider call failed for good. ``error`` names why; ``attempts`` were made; ``where`` is
+    the endpoint (its URL), named in the message."""
 
-    def __init__(self, error: Classified, attempts: int) -> None:
-        retried = f" after {attempts} attempts" if attempts > 1 else ""
-        super().__init__(f"{error.describe()}{retried}")
+    def __init__(self, error: Classified, attempts: int, where: str | None = None) -> None:
+        retried = f" ({attempts} attempts)" if attempts > 1 else ""
+        at = f" at {where}" if where else ""
+        label, _, detail = error.describe().partition(": ") if at else (error.describe(), "", "")
+        text = f"{label}{at}: {detail}" if detail else f"{label}{at}"
+        super().__init__(f"{text.rstrip('.')}{retried}")
         self.error = error
         self.attempts = attempts
+        self.where = where
+
+
+def retry_notice(error: Classified, attempt: int, wait: float | None, policy: RetryPolicy,
+                 where: str | None = None) -> str | None:
+    """The line a terminal shows while a call is retried (None: no retry follows)."""
+    if wait is None:
+        return None
+    at = f" at {where}" if where else ""
+    return (f"replaykit: {error.describe().split(': ')[0]}{at}; retry {attempt + 1} of {policy.max_attempts} "
+            f"in {wait:.1f} s")
 
 
 OnError = Callable[[Classified, int, float | None], None]
@@ -226,9 +246,15 @@ OnError = Callable[[Classified, int, float | None], None]
 
 def retry_call(fn: Callable[[], T], policy: RetryPolicy | None = None, *,
                on_attempt: Callable[[int], None] | None = None, on_error: OnError | None = None,
-               sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None) -> T:
+               sleep: Callable[[float], None] = time.sleep, rng: random.Random | None = None,
+               where: str | None = None, announce: bool | None = False) -> T:
     """Call ``fn`` until it succeeds or the policy gives up (then ``GaveUp``). ``on_attempt(n)`` runs
-    before each attempt; ``on_error(error, attempt, delay)`` after each failure (delay None: final)."""
+    before each attempt; ``on_error(error, attempt, delay)`` after each failure (delay None: final).
+    ``where`` (the endpoint) is named in the error; ``announce`` prints each retry on stderr (None: only
+    when stderr is a terminal, so seconds of backoff are never silent there and logs stay clean)."""
+    import sys
+
+    show = sys.stderr.isatty() if announce is None else announce
     policy = policy or RetryPolicy()
     attempt = 0
     while True:
@@ -243,7 +269,10 @@ def retry_call(fn: Callable[[], T], policy: RetryPolicy | None = None, *,
             if on_error is not None:
                 on_error(error, attempt, wait)
             if wait is None:
-                raise GaveUp(error, attempt) from exc
+                raise GaveUp(error, attempt, where) from exc
+            notice = retry_notice(error, attempt, wait, policy, where) if show else None
+            if notice is not None:
+                print(notice, file=sys.stderr, flush=True)
             sleep(wait)
 
 
