@@ -35,7 +35,7 @@ from typing import Any
 from replaykit import __version__
 from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
-from replaykit.core.errors import BadInput, ReplaykitError, TraceError, UnknownSchemaVersion
+from replaykit.core.errors import BadInput, ReplaykitError, RunExists, TraceError, UnknownSchemaVersion
 from replaykit.core.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
 from replaykit.core.match import RequestIndex
 from replaykit.core.recorder import Recorder
@@ -270,27 +270,45 @@ class Cassette:
 
 @contextlib.contextmanager
 def record(run_id: str | None = None, *, store: str | os.PathLike[str] | None = None,
-           path: str | os.PathLike[str] | None = None, framework: str = "openai",
-           title: str | None = None, metadata: dict[str, Any] | None = None, http: bool = True) -> Iterator[Session]:
+           path: str | os.PathLike[str] | None = None, framework: str | None = None,
+           title: str | None = None, metadata: dict[str, Any] | None = None, http: bool = True,
+           if_exists: str = "error") -> Iterator[Session]:
     """Record every OpenAI model call made in the block (any httpx / httpx2 client) as a new run.
 
     The run goes to ``path``, else to the store (``store`` or the default) as ``run_id`` (new id when
     omitted); events are on disk as they happen. If the block raises, the run is kept, marked failed.
     ``session.recorder.run_id`` is the run's id. ``http=False``: nothing is patched; a framework-level
     recorder (``replaykit.adapters.pydantic_ai.recording_model``) feeds ``session`` instead.
+
+    The run header's model, endpoint (``base_url``, ``provider``) and, unless ``framework`` is given,
+    framework (PydanticAI, LangGraph, the openai SDK) are read from the first request.
+
+    ``if_exists`` decides what a ``run_id`` already in the store means: ``"error"`` (``RunExists``,
+    naming the choices), ``"replace"`` (record again; the old run is replaced when the block ends
+    without an error, and kept if it raises) or ``"new"`` (record under a fresh id ``<run_id>-2``...).
     """
+    if if_exists not in ("error", "replace", "new"):
+        raise BadInput(f"if_exists must be 'error', 'replace' or 'new', not {if_exists!r}")
     if path is None:
-        rid = validate_run_id(run_id) if run_id else new_run_id(framework.replace("_", "-"))
+        rid = validate_run_id(run_id) if run_id else new_run_id((framework or "run").replace("_", "-"))
         runs = RunStore(store)
         runs.ensure()
         target = runs.path_for(rid)
+        if target.exists() and if_exists == "new":
+            n = 2
+            while runs.path_for(f"{rid}-{n}").exists():
+                n += 1
+            target = runs.path_for(f"{rid}-{n}")
     else:
         target = Path(path)
-    if target.exists():
-        raise BadInput(f"run file already exists: {target} (choose another run id or path)")
-    cassette = Cassette(target, "all", framework=framework, title=title, metadata=metadata, atomic=False,
-                        http=http)
+    replace = target.exists() and if_exists == "replace"
+    if target.exists() and not replace:
+        raise RunExists(f"run {target.stem!r} already exists ({target}): pass if_exists='replace' to record it "
+                        "again, if_exists='new' for a fresh id, or record() without an id")
+    cassette = Cassette(target, "all", framework=framework or "openai", title=title, metadata=metadata,
+                        atomic=replace, http=http)
     session = cassette.start()
+    session.detect_framework = framework is None
     ok = False
     try:
         yield session

@@ -38,19 +38,28 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _parent(args: argparse.Namespace, run: Any) -> tuple[Any, str | None]:
-    """The run this one was branched / replayed / played from, when the store still has it."""
+    """The original recording this run comes from, when the store still has it: a branch's or a play's
+    parent, and through branches and plays of branches up to the recording (a play of a branch is
+    compared with what the original run cost, not with the branch, which made no call of its own)."""
     from replaykit.core.errors import ReplaykitError
+    from replaykit.core.play import lineage_chain
+    from replaykit.core.store_index import DERIVED_RELATIONS
 
     lineage = run.header.lineage
-    if lineage is None or lineage.relation not in ("branch", "replay", "play"):
+    if lineage is None or lineage.relation not in DERIVED_RELATIONS:
         return None, None
     try:
         store = open_store(args)
         if not store.exists(lineage.parent_run_id):
             return None, f"original run {lineage.parent_run_id} is not in the store"
-        return store.load(lineage.parent_run_id), None
+        chain = lineage_chain(store, run)
     except ReplaykitError as exc:
         return None, f"original run {lineage.parent_run_id} could not be read ({exc})"
+    for ancestor in chain:
+        parent_lineage = ancestor.header.lineage
+        if parent_lineage is None or parent_lineage.relation not in DERIVED_RELATIONS:
+            return ancestor, None
+    return chain[-1], None
 
 
 def money(value: Decimal | None) -> str:

@@ -30,11 +30,22 @@ def handle(args: argparse.Namespace) -> int:
     if not summaries:
         out.print(f"no runs in {root}")
         return 0
-    table = Table(title=f"runs in {root}", title_justify="left")
-    for column in ("run id", "created", "source", "model", "lineage", "size"):
-        table.add_column(column)
+    from rich import box
+
+    # A run id is what one copies into the next command: never cut or wrapped, whatever the width. On a
+    # narrow terminal the table drops the size and source columns and shortens the date instead.
+    id_width = max(len(s.run_id) for s in summaries)
+    narrow = out.width < id_width + 70
+    table = Table(title=f"runs in {root}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("run id", no_wrap=True, min_width=id_width)
+    columns = ("created", "model", "lineage") if narrow else ("created", "source", "model", "lineage", "size")
+    for column in columns:
+        table.add_column(column, overflow="fold", no_wrap=column == "created")
     for s in summaries:
         lineage = f"{s.relation} of {s.parent_run_id}" if s.parent_run_id else ""
-        table.add_row(s.run_id, s.created_at[:19], s.framework, s.model or "", lineage, f"{s.size_bytes:,} B")
+        created = s.created_at[5:16].replace("T", " ") if narrow else s.created_at[:19]
+        cells = {"created": created, "source": s.framework, "model": s.model or "", "lineage": lineage,
+                 "size": f"{s.size_bytes:,} B"}
+        table.add_row(s.run_id, *(cells[c] for c in columns))
     out.print(table)
     return 0

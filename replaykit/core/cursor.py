@@ -238,7 +238,11 @@ class ReplayCursor:
         """Record a tool step answered live. ``executed``: the real tool ran (counted in
         ``tool_executions``); False for dry-runs, blocked calls and stand-ins."""
         with self._lock:
-            self.counters.live_tool_steps += 1
+            # A stand-in answered from a recorded call (a reference run) is served, as the timeline says.
+            if provenance == Provenance.SERVED:
+                self.counters.served_tool_steps += 1
+            else:
+                self.counters.live_tool_steps += 1
             if executed:
                 self.counters.tool_executions += 1
             if self.recorder is None:

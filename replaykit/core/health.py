@@ -26,7 +26,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.canonical import canonical_json
+from replaykit.core.canonical import arguments_key
+from replaykit.core.tool_ladder import UNAVAILABLE_STATUS
 
 if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
     from replaykit.core.run import Run
@@ -89,6 +90,7 @@ _WEIGHTS: dict[str, tuple[int, int]] = {
     "truncated": (8, 24),
     "budget_exhausted": (25, 25),
     "subagent_failures": (10, 20),
+    "unavailable_tools": (10, 30),
     "tokens": (10, 10),
     "cost": (10, 10),
 }
@@ -100,15 +102,9 @@ def _penalty(code: str, count: int) -> int:
 
 
 def _args_key(event: dict[str, Any]) -> str:
-    """The arguments in canonical form: the same call spelled differently is still the same call."""
-    value = event.get("arguments")
-    raw = event.get("raw_arguments")
-    if value is None and raw is not None:
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return str(raw)
-    return canonical_json(value if value is not None else {})
+    """The arguments as every comparison of two calls reads them (``canonical.arguments_key``): the same
+    call spelled differently is still the same call."""
+    return arguments_key(event.get("arguments") or {}, event.get("raw_arguments"))
 
 
 def _tokens(usage: dict[str, Any] | None) -> int:
@@ -124,7 +120,11 @@ class HealthTally:
     be absent): the streaming ``inspect`` feeds it raw lines, ``run_health`` a loaded run's events.
     Keeps counters only (and one counter per distinct tool call), never the events."""
 
-    def __init__(self) -> None:
+    def __init__(self, header: dict[str, Any] | None = None) -> None:
+        lineage = (header or {}).get("lineage") or {}
+        #: a branch ends at its edit on purpose (it is played to go on): not "incomplete"
+        self.open_by_design = lineage.get("relation") == "branch"
+        self.unavailable = 0
         self.errors = self.retries = self.tool_failures = self.desyncs = self.truncated = 0
         self.subagent_failures = self.tokens = 0
         self.budget = False
@@ -146,6 +146,8 @@ class HealthTally:
             if event.get("status") == "error":
                 self.tool_failures += 1
                 self.failed_tools[event["name"]] += 1
+            elif event.get("status") == UNAVAILABLE_STATUS:
+                self.unavailable += 1
         elif kind == "error":
             self.errors += 1
         elif kind == "desync":
@@ -169,7 +171,7 @@ class HealthTally:
                 reasons.append(Reason(code, count, _penalty(code, count), detail))
 
         status, why = self.end_status
-        if status != "completed":
+        if status != "completed" and not (status == "incomplete" and self.open_by_design):
             add("failed", 1, f"run {status}" + (f" ({why})" if why else ""))
         errors, retries, tool_failures = self.errors, self.retries, self.tool_failures
         add("errors", errors, f"{errors} error event{'s' * (errors != 1)}")
@@ -188,6 +190,10 @@ class HealthTally:
         add("truncated", truncated, f"{truncated} response{'s' * (truncated != 1)} cut at the length limit")
         if self.budget:
             add("budget_exhausted", 1, "iteration budget exhausted")
+        unavailable = self.unavailable
+        add("unavailable_tools", unavailable,
+            f"{unavailable} tool call{'s' * (unavailable != 1)} not executed: answered by the 'tool not available' "
+            "stand-in (no recorded result matched, no tool to run)")
         add("subagent_failures", subagents, f"{subagents} subagent{'s' * (subagents != 1)} failed")
         if self.tokens > limits.tokens:
             add("tokens", 1, f"{self.tokens} tokens (over {limits.tokens})")
@@ -208,7 +214,7 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
     skips pricing (genai-prices) altogether."""
     from replaykit.core import jsonsafe
 
-    tally = HealthTally()
+    tally = HealthTally(jsonsafe.model_data(run.header, exclude_none=True))
     for event in run.events:
         tally.add(jsonsafe.model_data(event, exclude_none=True, exclude=_NOT_COUNTED))
     cost = cost_usd if cost_usd is not None or not with_cost else _known_cost(run)

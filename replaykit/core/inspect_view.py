@@ -143,7 +143,7 @@ class _Inspector:
             _check_header(header)
         self.header = header
         self.timeline = Timeline(include_bookkeeping=include_bookkeeping)
-        self.health = HealthTally()
+        self.health = HealthTally(header)
         self.cost = _KnownCost(header) if with_cost else None
         self.events = 0
         self.end = 0.0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.cursor import Counters, ReplayCursor, play_cut
+from replaykit.core.endpoint import local_host
 from replaykit.core.errors import BadInput, RunNotFound
 from replaykit.core.ir import Lineage, Provenance, Source
 from replaykit.core.recorder import Recorder
@@ -144,7 +145,7 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     if not 0 <= cut <= len(run.steps):
         raise BadInput(f"cut {cut} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
     base_url = options.safe_base_url()
-    model = options.model or run.header.model
+    model = options.model or run.model  # the header's, else the first recorded request's
     details: dict[str, Any] = {"live_from": cut, "model": model, "base_url": base_url}
     if options.serve_only:
         details["offline"] = True
@@ -153,7 +154,7 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
         "created_at": utc_now_iso(),
         "model": model,
         "base_url": base_url,
-        "provider": "openai-compatible" if base_url else run.header.provider,
+        "provider": ("local" if local_host(base_url) else "openai-compatible") if base_url else run.header.provider,
         "title": f"play of {run.run_id} with {engine} ({model or 'offline'})",
         "source": Source(framework=engine, adapter=f"replaykit.play.{engine}", framework_version=framework_version),
         "lineage": Lineage(relation="play", parent_run_id=run.run_id, parent_step=cut, engine=engine,

@@ -87,8 +87,33 @@ class RunWriter:
             self._fd: int | None = os.open(path, flags, 0o600)
         except FileExistsError as exc:
             raise RunExists(f"run file already exists: {path}") from exc
+        self._header_only = False
         if os.fstat(self._fd).st_size == 0:
             self._write_line(model_json(header))
+            self._header_only = True
+
+    def update_header(self, header: RunHeader) -> bool:
+        """Replace the header line while the file holds nothing else (a recording made through an HTTP
+        client learns its model, endpoint and framework only at its first request); False, and nothing
+        changed, once an event is written. Atomic: a new file with the new header replaces the old."""
+        with self._lock:
+            if self._fd is None or not self._header_only or header.run_id != self.header.run_id:
+                return False
+            tmp = self.path.with_name(f".{self.path.name}.header.tmp")
+            tmp.unlink(missing_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o600)
+            try:
+                os.write(fd, utf8(model_json(header) + "\n"))
+                os.fsync(fd)
+            except BaseException:
+                os.close(fd)
+                tmp.unlink(missing_ok=True)
+                raise
+            os.replace(tmp, self.path)
+            os.close(self._fd)
+            self._fd = fd
+            self.header = header
+            return True
 
     def _write_line(self, text: str) -> None:
         self._write_bytes(utf8(text + "\n"))
@@ -98,6 +123,7 @@ class RunWriter:
         with self._lock:
             if self._fd is None:
                 raise TraceError(f"run {self.header.run_id} is closed")
+            self._header_only = False
             view = memoryview(data)
             while view:  # os.write may write less than asked on signals / full pipes
                 written = os.write(self._fd, view)

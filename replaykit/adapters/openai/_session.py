@@ -47,6 +47,41 @@ class _ThreadToken:
     """Stands for one thread (thread idents are reused once a thread ends; this object is not)."""
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a model request was sent, as the HTTP layer saw it: the endpoint (no credentials, no query)
+    and the client's ``User-Agent`` (which names the framework: ``pydantic-ai/2.6``, ``OpenAI/Python 2.24``)."""
+
+    base_url: str | None
+    user_agent: str | None = None
+
+    @property
+    def provider(self) -> str | None:
+        """``local`` for this machine or a private network; else None: a hosted endpoint is named by its
+        ``base_url``, which the cost ledger matches against the providers it knows (a host name is not
+        a provider id, and a wrong one would stop it from finding the price)."""
+        from replaykit.core.endpoint import local_host
+
+        return "local" if self.base_url and local_host(self.base_url) else None
+
+    def framework(self, extra: dict[str, Any] | None) -> tuple[str, str | None]:
+        """(framework, version) of the agent that made the request."""
+        if extra and extra.get("langgraph_node") is not None:
+            import importlib.metadata as md
+
+            try:
+                return "langgraph", md.version("langgraph")
+            except md.PackageNotFoundError:
+                return "langgraph", None
+        agent = (self.user_agent or "").strip()
+        name, _, version = agent.partition("/")
+        if name.lower() == "pydantic-ai":
+            return "pydantic-ai", version.split()[0] if version else None
+        if name.lower() == "openai":
+            return "openai", (version.split()[-1] if version else None)
+        return "openai", None
+
+
 def task_key() -> Hashable:
     """The live task a request belongs to: the running asyncio task, else the thread. The key object
     itself identifies it (kept referenced by the session), so a later task never inherits it."""
@@ -131,11 +166,14 @@ class Session:
         self._last_turn: str | None = None
         self._turns = 0
         self.final_answer: str | None = None
+        #: the recording's framework is read from its first request (``record(framework=None)``)
+        self.detect_framework = False
+        self._origin_seen = False
 
     # ------------------------------------------------------------------------------------ routing
 
-    def open(self, api: str, raw: bytes) -> Exchange:
-        """Decide what to do with a model request (``raw``: its body)."""
+    def open(self, api: str, raw: bytes, origin: Origin | None = None) -> Exchange:
+        """Decide what to do with a model request (``raw``: its body; ``origin``: where it was sent)."""
         task = task_key()
         try:
             body = json.loads(raw or b"{}")
@@ -165,20 +203,48 @@ class Session:
                 self.counters.misses += 1
                 self.misses.append(text)
                 return Exchange(api, body, request, task, "miss", miss=text)
-        return self.begin(request, api, body, task)
+        return self.begin(request, api, body, task, origin)
 
     def begin(self, request: DecodedRequest, api: str = "openai-chat", body: dict[str, Any] | None = None,
-              task: Hashable | None = None) -> Exchange:
+              task: Hashable | None = None, origin: Origin | None = None) -> Exchange:
         """Start recording a live model request given already decoded (a framework-level recorder, e.g.
         a PydanticAI model wrapper, calls this; ``finish`` / ``fail`` end it)."""
         task = task_key() if task is None else task
         with self._lock:
             extra = self._extra()
+            if self.recorder is not None and not self._origin_seen:
+                self._origin_seen = True
+                self._learn_header(request, origin, extra)
             if self.recorder is not None:
                 recorder = self._recorder(extra)
                 self._record_tool_results(recorder, request.messages)
                 self._maybe_turn_start(recorder, request.messages)
         return Exchange(api, body or {}, request, task, "live", extra=extra)
+
+    def _learn_header(self, request: DecodedRequest, origin: Origin | None, extra: dict[str, Any] | None) -> None:
+        """Fill the run header from the first request (model, endpoint, provider, framework): a block
+        around any HTTP client knows none of them before it. Only while nothing else is written."""
+        recorder = self.recorder
+        writer = getattr(recorder, "writer", None)
+        if recorder is None or writer is None or not hasattr(writer, "update_header"):
+            return
+        header = recorder.header
+        model, _ = self._split(request)
+        update: dict[str, Any] = {}
+        if header.model is None and model:
+            update["model"] = model
+        if origin is not None and header.base_url is None and origin.base_url:
+            update["base_url"] = origin.base_url
+            if header.provider is None:
+                update["provider"] = origin.provider
+        if self.detect_framework:
+            framework, version = origin.framework(extra) if origin is not None else ("openai", None)
+            update["source"] = header.source.model_copy(update={"framework": framework,
+                                                               "framework_version": version})
+        if update:
+            new = header.model_copy(update=update)
+            if writer.update_header(new):
+                recorder.header = new
 
     def _decode(self, api: str, body: Any, task: Hashable) -> DecodedRequest:
         """Decode a request body. Chat requests of a task repeat the previous one's messages and add a

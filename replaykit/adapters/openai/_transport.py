@@ -22,7 +22,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from replaykit.adapters.openai._session import Exchange, Session
+from replaykit.adapters.openai._session import Exchange, Origin, Session
 from replaykit.adapters.openai._wire import llm_api, parse_sse, render_sse, stream_finished
 from replaykit.core import codecs
 
@@ -185,6 +185,19 @@ def _stream_classes(mod: Any) -> tuple[type, type]:
 
 # ----------------------------------------------------------------------------------- transports
 
+def _origin(request: Any) -> Origin:
+    """The endpoint a request went to (scheme, host, port and the path before the API route; never the
+    userinfo or the query) and its User-Agent."""
+    url = request.url
+    path = str(url.path)
+    for route in ("/chat/completions", "/responses", "/messages"):
+        if path.endswith(route):
+            path = path[: -len(route)]
+            break
+    port = f":{url.port}" if url.port else ""
+    return Origin(f"{url.scheme}://{url.host}{port}{path}", request.headers.get("user-agent"))
+
+
 class _Router:
     def __init__(self, inner: Any, session: Session | None = None) -> None:
         self.inner = inner
@@ -201,7 +214,7 @@ class _Router:
             body = request.content
         except Exception:  # a streamed upload: not a JSON model call
             return None
-        return session, session.open(api, body)
+        return session, session.open(api, body, _origin(request))
 
     def _wrap(self, mod: Any, request: Any, response: Any, session: Session, ex: Exchange,
               tee: type) -> Any:
