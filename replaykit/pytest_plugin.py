@@ -61,7 +61,9 @@ def cassette_path(request: pytest.FixtureRequest, marker: pytest.Mark | None = N
     named = marker.kwargs.get("cassette") if marker is not None else None
     if named:
         path = Path(str(named))
-        return path if path.is_absolute() else folder / (path.name if path.suffix else f"{path.name}.jsonl")
+        # "test_weather.test_paris" names test_weather.test_paris.jsonl (a dot in a name is not a suffix)
+        name = path.name if path.suffix == ".jsonl" else f"{path.name}.jsonl"
+        return path.with_name(name) if path.is_absolute() else folder / path.parent / name
     return folder / f"{run_id_for(f'{node_path.stem}.{request.node.name}')}.jsonl"
 
 

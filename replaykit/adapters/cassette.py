@@ -163,7 +163,10 @@ class Cassette:
     def start(self) -> Session:
         exists = self.path.exists()
         if self.mode == "none" and not exists:
-            raise BadInput(f"no cassette {self.path}{self._for()}: record it with --replaykit-record-mode=once")
+            near = _near_match(self.path)
+            hint = f"did you mean {near}? (" if near else ""
+            raise BadInput(f"no cassette {self.path}{self._for()}: {hint}record it with "
+                           f"--replaykit-record-mode=once{')' if near else ''}")
         serve = exists and self.mode != "all"
         record = self.mode in ("new_episodes", "all", "hybrid") or (self.mode == "once" and not exists)
         run = load_cassette(self.path) if serve else None
@@ -264,6 +267,22 @@ class Cassette:
         last = next((e for e in reversed(run.events) if isinstance(e, LLMCallEvent)), None)
         recorder.resume(run.events, (last.id, run.request_messages(last)) if last is not None else None)
         return recorder
+
+
+def _near_match(path: Path) -> str | None:
+    """The name of an existing cassette beside ``path`` that was probably meant (a missing or extra
+    suffix, a small typo), else None."""
+    import difflib
+
+    try:
+        names = sorted(p.name for p in path.parent.iterdir() if p.is_file() and p.suffix == ".jsonl")
+    except OSError:
+        return None
+    for name in names:  # the same name give or take the suffix
+        if name in (f"{path.name}.jsonl", path.name.removesuffix(".jsonl"), f"{path.stem}.jsonl"):
+            return name
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 # ------------------------------------------------------------------------------------ Python API

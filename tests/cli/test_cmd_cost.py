@@ -66,7 +66,8 @@ def test_played_branch_ledger(played: tuple[str, str], capsys: pytest.CaptureFix
     assert all(s["cost"] is None and "local endpoint" in s["unknown_reason"] for s in by_prov["live"])
     assert all(s["cost"] == 0 for s in by_prov["served"])  # free in this run
     assert doc["live"]["cost"] is None and doc["live"]["steps"] == len(by_prov["live"])
-    assert doc["branch"]["parent_run_id"] == child_id and doc["branch"]["relation"] == "play"
+    # a play of a branch is compared with the original recording, not with the branch (issue 28)
+    assert doc["branch"]["parent_run_id"] == "src" and doc["branch"]["relation"] == "play"
 
     priced = _cost(capsys, play_id, "--provider", "openai")
     live = [s for s in priced["steps"] if s["provenance"] == "live"]
