@@ -215,9 +215,18 @@ class Demo:
             self.step(f"export {fmt}", functools.partial(self.export_training, fmt, filename),
                       [(r.run_id, "the recording")])
         self.step("redact", self.redact, [(r.run_id, "the recording")])
-        script = self.out / "exports" / SINGLE_RUN_EXPORTS["python"]
+        exports = self.out / "exports"
+        script = exports / SINGLE_RUN_EXPORTS["python"]
         self.step("run script", self.run_script,
                   [(self.replay_document, "the replay"), (script if script.is_file() else None, "the python export")])
+        # The demo proves what it writes: every generated program is run, every HTML page is parsed.
+        graph, agent = exports / SINGLE_RUN_EXPORTS["langgraph"], exports / SINGLE_RUN_EXPORTS["pydantic-ai"]
+        self.step("run langgraph", functools.partial(self.run_langgraph, graph),
+                  [(self.replay_document, "the replay"), (graph if graph.is_file() else None, "the langgraph export")])
+        self.step("run pydantic-ai", functools.partial(self.run_agent, agent),
+                  [(self.replay_document, "the replay"), (agent if agent.is_file() else None, "the pydantic-ai export")])
+        pages = sorted(self.out.glob("*.html")) + sorted(exports.glob("*.html"))
+        self.step("read html", functools.partial(self.read_html, pages), [(pages or None, "an HTML file")])
         return r
 
     def load(self) -> tuple[str, dict[str, str], dict[str, Any]]:
@@ -422,6 +431,102 @@ class Demo:
         return (f"python {script.name} (stdlib only, {elapsed:.2f}s) reproduces the replay exactly: "
                 f"{produced['step_count']} steps, final answer {produced['final_answer']!r}",
                 {}, {"seconds": round(elapsed, 3), "matches_replay": same})
+
+
+    def _run_program(self, path: Path, extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
+        """Run a generated program as its user would (``python FILE``, in this environment)."""
+        started = time.perf_counter()
+        proc = subprocess.run([self.options.python, str(path)], capture_output=True, text=True, cwd=self.out,
+                              timeout=120, check=False)
+        if proc.returncode != 0 and "No module named" in proc.stderr:
+            missing = proc.stderr.strip().splitlines()[-1]
+            raise StepSkipped(f"{missing}: the {extra} extra (pip install 'replaykit[{extra}]') runs {path.name}")
+        if proc.returncode != 0:
+            raise StepFailed(f"python {path.name} exited {proc.returncode}: {' '.join(proc.stderr.split())[-300:]}")
+        return proc, time.perf_counter() - started
+
+    def run_langgraph(self, path: Path) -> tuple[str, dict[str, str], dict[str, Any]]:
+        assert self.replay_document is not None
+        proc, elapsed = self._run_program(path, "langgraph")
+        try:
+            produced = json.loads(proc.stdout)
+        except ValueError as exc:
+            raise StepFailed(f"python {path.name} printed no JSON document") from exc
+        expected = self.replay_document.get("final_answer")
+        if produced.get("final_answer") != expected:
+            raise StepFailed(f"python {path.name} ended with {produced.get('final_answer')!r}, the recording "
+                             f"with {expected!r}")
+        calls = (produced.get("counters") or {}).get("provider_calls", 0)
+        if calls:
+            raise StepFailed(f"python {path.name} made {calls} provider calls replaying the run")
+        return (f"python {path.name} (a LangGraph graph, {elapsed:.2f}s) replays the run to the recorded answer "
+                f"{expected!r}", {}, {"seconds": round(elapsed, 3), "final_answer": produced.get("final_answer")})
+
+    def run_agent(self, path: Path) -> tuple[str, dict[str, str], dict[str, Any]]:
+        assert self.replay_document is not None
+        proc, elapsed = self._run_program(path, "pydantic-ai")
+        expected = self.replay_document.get("final_answer")
+        lines = proc.stdout.strip().splitlines()
+        if not lines or lines[-1] != expected:
+            raise StepFailed(f"python {path.name} ended with {lines[-1] if lines else '(nothing)'!r}, the recording "
+                             f"with {expected!r}")
+        return (f"python {path.name} (a PydanticAI agent, {elapsed:.2f}s) runs to the recorded answer {expected!r}",
+                {}, {"seconds": round(elapsed, 3)})
+
+    def read_html(self, pages: list[Path]) -> tuple[str, dict[str, str], dict[str, Any]]:
+        problems = [f"{page.name}: {why}" for page in pages if (why := html_problem(page)) is not None]
+        if problems:
+            raise StepFailed("; ".join(problems))
+        return (f"{len(pages)} HTML pages parse, balanced, self-contained: {', '.join(p.name for p in pages)}",
+                {}, {"pages": [p.name for p in pages]})
+
+
+#: Elements HTML never closes.
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
+
+
+def html_problem(path: Path) -> str | None:
+    """Why an HTML page is not a sound self-contained document (None: it is): it must parse, close
+    every element it opens, and load nothing from the network."""
+    from html.parser import HTMLParser
+
+    class Checker(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.stack: list[str] = []
+            self.problem: str | None = None
+            self.text = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            for name, value in attrs:
+                if name in ("src", "href") and value and value.split(":", 1)[0] in ("http", "https", "//"):
+                    self.problem = self.problem or f"<{tag} {name}={value!r}> loads from the network"
+            if tag not in _VOID:
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in _VOID:
+                return
+            if tag not in self.stack:
+                self.problem = self.problem or f"</{tag}> closes nothing"
+                return
+            while self.stack and self.stack.pop() != tag:
+                pass  # an element HTML closes implicitly (<p>, <li>, <td>...)
+
+        def handle_data(self, data: str) -> None:
+            self.text += len(data.strip())
+
+    checker = Checker()
+    try:
+        checker.feed(path.read_text(encoding="utf-8"))
+        checker.close()
+    except (OSError, UnicodeDecodeError) as exc:
+        return str(exc)
+    if checker.problem:
+        return checker.problem
+    if "html" in checker.stack:
+        return "the document is not closed (</html> missing)"
+    return None if checker.text else "no text"
 
 
 def strip_volatile(value: Any) -> Any:

@@ -229,3 +229,36 @@ def test_missing_parts_are_skips_other_errors_are_failures():
     broken = CliCall(["export"], 2, "", "replaykit: error: internal error (ValueError: boom)\n")
     assert _not_available(broken) is None
     assert _not_available(CliCall(["diff"], 1, "{}", "")) is None
+
+
+def test_every_artefact_is_run(demo):
+    """The demo proves what it writes: the graph and the agent are run to the recorded answer, every
+    HTML page is parsed (issue 28)."""
+    _, document, _ = demo
+    for name in ("run script", "run langgraph", "run pydantic-ai", "read html"):
+        step = _step(document, name)
+        assert step["status"] == "ok" or (step["status"] == "skipped"
+                                          and any(r in step["summary"] for r in SKIP_REASONS)), step
+    assert _step(document, "read html")["data"]["pages"] == ["diff.html", "branch-report.html", "report.html"]
+
+
+def test_a_broken_artefact_fails_the_demo(tmp_path):
+    from replaykit.cli.demo_flow import Demo, DemoOptions, StepFailed, html_problem
+
+    broken = tmp_path / "agent.py"
+    broken.write_text("print('half an answer')\nraise SystemExit(3)\n")
+    demo = Demo(DemoOptions(out=tmp_path))
+    demo.replay_document = {"final_answer": "All done."}
+    with pytest.raises(StepFailed, match="exited 3"):
+        demo.run_agent(broken)
+    broken.write_text("print('another answer')\n")
+    with pytest.raises(StepFailed, match="another answer"):
+        demo.run_agent(broken)
+    page = tmp_path / "p.html"
+    for text, why in (("<html><body><div>x</body></html>", None),
+                      ("<html><body>x</span></body></html>", "closes nothing"),
+                      ("<html><body>x", "not closed"),
+                      ('<html><body><img src="https://x/y.png">x</body></html>', "network")):
+        page.write_text(text)
+        problem = html_problem(page)
+        assert (problem is None) if why is None else (problem is not None and why in problem), (text, problem)
