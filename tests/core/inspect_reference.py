@@ -183,6 +183,7 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
     errors = retries = tool_failures = desyncs = truncated = subagent_failures = 0
     budget = False
     tokens = 0
+    unavailable = 0  # issue 28: tool calls answered by the "not available" stand-in
     calls: Counter[tuple[str, str]] = Counter()
     failed_tools: Counter[str] = Counter()
     for event in run.events:
@@ -197,6 +198,8 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
             if event.status == "error":
                 tool_failures += 1
                 failed_tools[event.name] += 1
+            elif event.status == "unavailable":
+                unavailable += 1
         elif isinstance(event, ErrorEvent):
             errors += 1
         elif isinstance(event, DesyncEvent):
@@ -215,7 +218,8 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
             reasons.append(Reason(code, count, _penalty(code, count), detail))
 
     status, why = _end_status(run)
-    if status != "completed":
+    branch = run.header.lineage is not None and run.header.lineage.relation == "branch"
+    if status != "completed" and not (status == "incomplete" and branch):  # issue 28: a branch ends at its edit
         add("failed", 1, f"run {status}" + (f" ({why})" if why else ""))
     add("errors", errors, f"{errors} error event{'s' * (errors != 1)}")
     add("retries", retries, f"{retries} retried LLM call{'s' * (retries != 1)}")
@@ -231,6 +235,9 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
     add("truncated", truncated, f"{truncated} response{'s' * (truncated != 1)} cut at the length limit")
     if budget:
         add("budget_exhausted", 1, "iteration budget exhausted")
+    add("unavailable_tools", unavailable,
+        f"{unavailable} tool call{'s' * (unavailable != 1)} not executed: answered by the 'tool not available' "
+        "stand-in (no recorded result matched, no tool to run)")
     add("subagent_failures", subagent_failures, f"{subagent_failures} subagent{'s' * (subagent_failures != 1)} failed")
     if tokens > limits.tokens:
         add("tokens", 1, f"{tokens} tokens (over {limits.tokens})")
