@@ -21,7 +21,6 @@ Cost is only counted when it is known (``core.cost``); an unknown price never co
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any

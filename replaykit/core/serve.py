@@ -26,12 +26,11 @@ the one expansion of references, shared with ``replaykit.core.run.Run``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from replaykit.core.canonical import arguments_key as arguments_key  # the one rule, re-exported for engines
-from replaykit.core.canonical import canonical_json, fingerprint
+from replaykit.core.canonical import fingerprint
 
 
 def message_ref(item: Any) -> tuple[str, bool] | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from replaykit.core import jsonsafe
+from replaykit.core.canonical import parsed_arguments
 from replaykit.core.errors import CodecError
 from replaykit.core.ir import (
     LLMCallEvent,
@@ -25,7 +26,6 @@ from replaykit.core.ir import (
     ToolResultPart,
 )
 from replaykit.core.run import Run
-from replaykit.core.canonical import parsed_arguments
 
 
 def _provider_messages(api: str, body: dict[str, Any]) -> list[Any]:

@@ -115,7 +115,7 @@ def plan_gc(root: Path, *, older_than: _dt.timedelta | None = None, lineage: str
     ``lineage``, only those made from that run; with ``originals``, matching original recordings too
     (and then everything made from them, so nothing is left pointing at a removed parent)."""
     store = _Store(root)
-    now = now or _dt.datetime.now(_dt.timezone.utc)
+    now = now or _dt.datetime.now(_dt.UTC)
     scope: set[str] | None = None
     if lineage is not None:
         if lineage not in store.runs:
@@ -143,7 +143,7 @@ def _older(summary: RunSummary, cutoff: _dt.datetime) -> bool:
     except ValueError:
         return False  # an unreadable date is never old enough to delete
     if created.tzinfo is None:
-        created = created.replace(tzinfo=_dt.timezone.utc)
+        created = created.replace(tzinfo=_dt.UTC)
     return created < cutoff
 
 

@@ -56,7 +56,7 @@ def played(store_dir: Path) -> tuple[str, str]:
 
 
 def test_played_branch_ledger(played: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    child_id, play_id = played
+    _, play_id = played
     doc = _cost(capsys, play_id)
     by_prov: dict[str, list[dict]] = {}
     for step in doc["steps"]:

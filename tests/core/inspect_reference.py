@@ -9,7 +9,7 @@ from collections import Counter
 from typing import Any, cast
 
 from replaykit.core import jsonsafe
-from replaykit.core.canonical import canonical_json
+from replaykit.core.canonical import canonical_json, parsed_arguments
 from replaykit.core.health import (
     _BUDGET_WORDS,
     _OK_SUBAGENT,
@@ -36,7 +36,6 @@ from replaykit.core.ir import (
 )
 from replaykit.core.replay_doc import clip_text
 from replaykit.core.run import Run
-from replaykit.core.canonical import parsed_arguments
 
 
 def _clip(text: str | None, limit: int = 120) -> str:

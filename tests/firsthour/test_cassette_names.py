@@ -30,7 +30,7 @@ def test_named():
 def test_a_near_miss_is_named(tmp_path: Path) -> None:
     (tmp_path / "test_weather.test_paris.jsonl").write_text("")
     for wrong in ("test_weather.test_paris", "test_weather.test_pariss.jsonl"):
-        with pytest.raises(BadInput, match="did you mean test_weather.test_paris.jsonl"):
+        with pytest.raises(BadInput, match=r"did you mean test_weather\.test_paris\.jsonl"):
             Cassette(tmp_path / wrong, "none").start()
     with pytest.raises(BadInput) as info:
         Cassette(tmp_path / "other.jsonl", "none").start()

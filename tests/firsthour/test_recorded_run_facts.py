@@ -18,7 +18,7 @@ from replaykit.core.health import run_health
 from replaykit.core.store import RunStore
 
 pytest.importorskip("pydantic_ai")
-from tests.firsthour.test_argument_identity import SPACED, _record  # noqa: E402
+from tests.firsthour.test_argument_identity import SPACED, _record
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from ._executors import Executor, make_executor, parse_cluster
 from ._pipeline import CorpusSummary, run_corpus, shard_name
-from ._sources import DEFAULT_PARTITION_RUNS, DERIVED_KINDS, Partition, corpus_sources, make_partitions, parse_include
+from ._sources import (
+    DEFAULT_PARTITION_RUNS,
+    DERIVED_KINDS,
+    Partition,
+    corpus_sources,
+    make_partitions,
+    parse_include,
+)
 from ._stats import corpus_report, stats_task
 from ._task import PartitionResult, RunResult, run_partition
 
