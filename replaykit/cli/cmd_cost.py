@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.cost import run_cost, to_json
+    from replaykit.core.analysis.cost import run_cost, to_json
 
     run = load_run(args)
     parent, note = _parent(args, run)
@@ -42,8 +42,8 @@ def _parent(args: argparse.Namespace, run: Any) -> tuple[Any, str | None]:
     parent, and through branches and plays of branches up to the recording (a play of a branch is
     compared with what the original run cost, not with the branch, which made no call of its own)."""
     from replaykit.core.errors import ReplaykitError
-    from replaykit.core.play import lineage_chain
-    from replaykit.core.store_index import DERIVED_RELATIONS
+    from replaykit.core.replay.play import lineage_chain
+    from replaykit.core.trace.store_index import DERIVED_RELATIONS
 
     lineage = run.header.lineage
     if lineage is None or lineage.relation not in DERIVED_RELATIONS:

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from replaykit.cli.cmd_rm import finish, store_root
-    from replaykit.core.store_prune import parse_duration, plan_gc
+    from replaykit.core.trace.store_prune import parse_duration, plan_gc
 
     older = parse_duration(args.older_than) if args.older_than is not None else None
     plan = plan_gc(store_root(args), older_than=older, lineage=args.lineage, originals=args.originals)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from replaykit.cli._common import add_json, add_store, console, print_json
 
 if TYPE_CHECKING:
-    from replaykit.core.store_prune import Plan
+    from replaykit.core.trace.store_prune import Plan
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,21 +28,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.store_prune import plan_rm
+    from replaykit.core.trace.store_prune import plan_rm
 
     plan = plan_rm(store_root(args), list(dict.fromkeys(args.runs)), with_derived=args.with_derived)
     return finish(args, plan, apply=not args.dry_run)
 
 
 def store_root(args: argparse.Namespace) -> Path:
-    from replaykit.core.store_index import default_store_root
+    from replaykit.core.trace.store_index import default_store_root
 
     return Path(args.store).expanduser() if args.store is not None else default_store_root()
 
 
 def finish(args: argparse.Namespace, plan: Plan, *, apply: bool) -> int:
     """Print the plan, remove it when ``apply``; shared with ``gc``."""
-    from replaykit.core.store_prune import remove
+    from replaykit.core.trace.store_prune import remove
 
     removed = remove(plan) if apply else 0
     if args.json:

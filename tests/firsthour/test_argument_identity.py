@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import replaykit
-from replaykit.core import canonical, serve
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import Message, TextPart, ToolCallPart
-from replaykit.core.message_diff import message_changes
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.analysis.message_diff import message_changes
+from replaykit.core.trace import canonical, serve
+from replaykit.core.trace.ir import Message, TextPart, ToolCallPart
+from replaykit.core.trace.store import RunStore
 from tests.conftest import PYTHON, subprocess_env
 
 SPACED = '{"city": "Paris", "units": "C"}'

@@ -13,9 +13,9 @@ import pytest
 
 import replaykit
 from replaykit.cli.main import main
+from replaykit.core.analysis.health import run_health
 from replaykit.core.errors import RunExists
-from replaykit.core.health import run_health
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 
 pytest.importorskip("pydantic_ai")
 from tests.firsthour.test_argument_identity import SPACED, _record

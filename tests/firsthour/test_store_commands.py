@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from replaykit.core.branch import branch
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 from tests.conftest import PYTHON, subprocess_env
 

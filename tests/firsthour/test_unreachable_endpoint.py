@@ -7,10 +7,10 @@ import socket
 
 import pytest
 
-from replaykit.core.ir import Message, TextPart
-from replaykit.core.live_model import LiveModel
-from replaykit.core.play import PlayOptions
-from replaykit.core.resilience import GaveUp, RetryPolicy, classify, retry_call
+from replaykit.core.replay.live_model import LiveModel
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.replay.resilience import GaveUp, RetryPolicy, classify, retry_call
+from replaykit.core.trace.ir import Message, TextPart
 
 
 def _closed_port() -> int:
