@@ -11,7 +11,8 @@ import pytest
 import replaykit
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.analysis.message_diff import message_changes
-from replaykit.core.trace import canonical, serve
+from replaykit.core.replay import serve
+from replaykit.core.trace import canonical
 from replaykit.core.trace.ir import Message, TextPart, ToolCallPart
 from replaykit.core.trace.store import RunStore
 from tests.conftest import PYTHON, subprocess_env
