@@ -110,7 +110,7 @@ def _message_html(message: Message) -> str:
     return "".join(chunks)
 
 
-def _cost_info(run: Run) -> dict[str, Any]:
+def cost_info(run: Run) -> dict[str, Any]:
     """The run's cost ledger as JSON (``replaykit cost --json``); unknown stays None, never 0."""
     from replaykit.core.analysis import cost
 
@@ -123,7 +123,7 @@ def _cost_info(run: Run) -> dict[str, Any]:
             "unknown_reasons": paid.get("unknown_reasons", [])}
 
 
-def _health_html(run: Run, cost_usd: float | None) -> str:
+def health_html(run: Run, cost_usd: float | None) -> str:
     """The run's health score and its reasons (``core.health``)."""
     from replaykit.core.analysis.health import run_health
 
@@ -144,7 +144,7 @@ def _mermaid(run: Run) -> str | None:
         return None
 
 
-def _graph_svg(run: Run) -> str:
+def graph_svg(run: Run) -> str:
     """A small offline drawing of the agent loop with this run's counts (no JS, no network)."""
     llm = sum(1 for s in run.steps if s.kind == "llm")
     tools = sum(1 for s in run.steps if s.kind == "tool")
@@ -169,7 +169,7 @@ def render_run(run: Run) -> str:
     header = run.header
     rows = timeline_rows(run)
     failing = run.failing_step
-    cost = _cost_info(run)
+    cost = cost_info(run)
     parts: list[str] = [f"<h1>replaykit run {esc(run.run_id)}</h1>"]
     meta = [
         ("source", f"{header.source.framework} {header.source.framework_version or ''}".strip()),
@@ -187,11 +187,11 @@ def render_run(run: Run) -> str:
         lin = header.lineage
         meta.append(("lineage", f"{lin.relation} of {lin.parent_run_id} at step {lin.parent_step}"))
     parts += [f'<p class="meta"><b>{esc(k)}</b>: {esc(v)}</p>' for k, v in meta]
-    parts.append(_health_html(run, cost.get("total_cost") if cost else None))
+    parts.append(health_html(run, cost.get("total_cost") if cost else None))
     if run.final_answer is not None:
         parts.append(f"<h2>Final answer</h2><pre>{esc(run.final_answer)}</pre>")
 
-    parts.append("<h2>Graph</h2>" + _graph_svg(run))
+    parts.append("<h2>Graph</h2>" + graph_svg(run))
     mermaid = _mermaid(run)
     if mermaid:
         parts.append(f"<details><summary>LangGraph drawing (Mermaid source)</summary><pre>{esc(mermaid)}</pre></details>")

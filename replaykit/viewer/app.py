@@ -39,6 +39,31 @@ class Viewer:
         self.catalog = Catalog(store)
         self.jobs = Jobs(store)
         self.port = 0  # set once the socket is bound
+        self._last_play: dict[str, str] = {}  # endpoint, model, key variable NAME of the last play form
+
+    def remember_play(self, form: PlayForm) -> None:
+        if not form.offline:
+            self._last_play = {"engine": form.engine, "base_url": form.base_url, "model": form.model,
+                               "api_key_env": form.api_key_env or ""}
+
+    def play_defaults(self, run: Run) -> dict[str, str]:
+        """What the play form starts with: the last play made here, else the endpoint and model this
+        run (a play) or its newest play was made against, else the engine alone."""
+        if self._last_play:
+            return dict(self._last_play)
+        candidates = [run.header] if run.header.lineage is not None and run.header.lineage.relation == "play" else []
+        newest = sorted((r for r in self.catalog.rows() if r.parent_run_id == run.run_id and r.relation == "play"),
+                        key=lambda r: r.created_at, reverse=True)
+        for row in newest[:1]:
+            try:
+                candidates.append(self.store.load(row.run_id).header)
+            except ReplaykitError:
+                pass
+        for header in candidates:
+            if header.base_url:
+                engine = header.lineage.engine if header.lineage is not None and header.lineage.engine else "openai"
+                return {"engine": engine, "base_url": header.base_url, "model": header.model or "", "api_key_env": ""}
+        return {"engine": "openai", "base_url": "", "model": "", "api_key_env": ""}
 
     def hosts(self) -> set[str]:
         return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
@@ -79,7 +104,53 @@ def _templates(viewer: Viewer) -> Any:
     env.filters["pretty"] = _pretty
     env.filters["split_message"] = _split_message
     env.filters["seconds"] = lambda v: "" if v is None else f"{v:.3f}"
+    env.filters["usage"] = usage_line
     return env
+
+
+def usage_line(usage: Any) -> str:
+    """Token usage as one readable line: ``251 in + 10 out = 261 tokens (cache read 64)``."""
+    if not isinstance(usage, dict) or not usage:
+        return ""
+    given, taken = usage.get("input_tokens"), usage.get("output_tokens")
+    total = usage.get("total_tokens")
+    if total is None and isinstance(given, int) and isinstance(taken, int):
+        total = given + taken
+    line = f"{given if given is not None else '?'} in + {taken if taken is not None else '?'} out"
+    line += f" = {total:,} tokens" if isinstance(total, int) else " tokens"
+    extras = [f"{label} {usage[key]:,}" for key, label in (("cache_read_tokens", "cache read"),
+                                                            ("cache_write_tokens", "cache write"),
+                                                            ("reasoning_tokens", "reasoning"))
+              if isinstance(usage.get(key), int) and usage[key]]
+    return line + (f" ({', '.join(extras)})" if extras else "")
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    """What the run page shows beside the timeline, built by the static report's own pieces (one
+    health score, one cost ledger, one drawing): each is HTML the report escaped itself."""
+    from replaykit.exporters.html_report import cost_info, graph_svg, health_html
+
+    cost = cost_info(run)
+    total = cost.get("total_cost") if cost else None
+    reasons = "; ".join(cost.get("unknown_reasons") or []) if cost else ""
+    cost_text = ("unknown" + (f" ({reasons})" if reasons else "")) if total is None else f"${total:.6f}"
+    return {"health_html": health_html(run, total), "graph_svg": graph_svg(run),
+            "cost": cost_text if cost else "unavailable (genai-prices not installed)"}
+
+
+def tool_wait(run: Run, step: int) -> float | None:
+    """For a tool step recorded without its own duration (through an HTTP client, the tool runs out of
+    sight): the time from the answer that asked for it to the event that carried its result."""
+    from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
+
+    event = run.step(step).event
+    if not isinstance(event, ToolCallEvent):
+        return None
+    for earlier in reversed(run.steps[:step]):
+        asked = earlier.event
+        if isinstance(asked, LLMCallEvent) and any(c.id == event.call_id for c in asked.response.message.tool_calls):
+            return max(0.0, round(event.t - (asked.t + (asked.duration or 0.0)), 6))
+    return None
 
 
 def build_app(viewer: Viewer) -> Any:
@@ -140,9 +211,11 @@ def build_app(viewer: Viewer) -> Any:
         children = _subagent_children(viewer.store, rows)
         catalog = viewer.catalog.rows()
         recording = any(r.recording and r.run_id == run.run_id for r in catalog)
+        descendants = [r for r in catalog if r.parent_run_id == run.run_id]
         return page(request, "run.html", title=f"run {run.run_id}", run=run, rows=rows, children=children,
                     lineage=run.header.lineage, recording=recording, provenances=PROVENANCES,
-                    descendants=[r for r in catalog if r.parent_run_id == run.run_id])
+                    descendants=descendants, summary=run_summary(run),
+                    play_defaults=viewer.play_defaults(run))
 
     async def step_page(request: Request) -> Response:
         from replaykit.core.analysis.step_detail import step_detail
@@ -158,8 +231,9 @@ def build_app(viewer: Viewer) -> Any:
             response_edit = detail["response"]["text"] if not calls else _pretty(
                 {"content": detail["response"]["text"],
                  "tool_calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]})
+        wait = tool_wait(run, detail["step"]) if detail["kind"] == "tool" and detail.get("duration") is None else None
         return page(request, "step.html", title=f"{run.run_id} step {detail['step']}", run=run, d=detail,
-                    steps=len(run.steps), response_edit=response_edit)
+                    steps=len(run.steps), response_edit=response_edit, tool_wait=wait)
 
     async def diff_page(request: Request) -> Response:
         from replaykit.core.analysis.diff import diff_runs, lineage_edits
@@ -197,7 +271,9 @@ def build_app(viewer: Viewer) -> Any:
             return form
         try:
             run = load(request.path_params["run_id"])
-            job = viewer.jobs.start(run, PlayForm.parse(form, run))
+            play_form = PlayForm.parse(form, run)
+            job = viewer.jobs.start(run, play_form)
+            viewer.remember_play(play_form)
         except ReplaykitError as exc:
             return error(request, str(exc))
         return RedirectResponse(viewer.url(f"/job/{job.id}"), status_code=303)

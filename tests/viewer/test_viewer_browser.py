@@ -138,6 +138,8 @@ def test_debugging_loop_open_failing_step_branch_play_diff(viewer: Any, page: An
     shot(page, "step")
     page.click("text=← step 3")  # the LLM call that asked for the write: what the model saw, exactly
     assert "as the provider received them" in page.inner_text("main")
+    assert page.locator("details#request").get_attribute("open") is None  # folded: the response comes first
+    page.click("details#request > summary")
     assert "Sunny, 21C" in page.inner_text("main") and page.locator("details.pmsg").count() == 4  # system, user, two tool results (text)
     shot(page, "step-llm")
     page.go_back()
@@ -267,6 +269,8 @@ def test_hostile_trace_content_is_shown_as_text_and_runs_nothing(viewer: Any, pa
             assert page.locator("script, iframe, img, link[rel=stylesheet]").count() == 0
             assert page.locator("style").count() == 1  # only the viewer's own (nonced) style
         page.goto(viewer.origin + viewer.viewer.url("/run/hostile/step/0"))
+        if page.locator("details#request").count():
+            page.click("details#request > summary")  # the request is folded by default
         text = page.inner_text("main")
         assert "<script>document.title='PWNED'" in text  # shown, as text
         assert "{{ 7*7 }}" in text and "{% raw %}" in text  # data, never a template
