@@ -234,6 +234,24 @@ class ReplyList:
         return Reply(text="(script exhausted)")
 
 
+def per_turn_policy(replies: Sequence[Reply], then: Policy | None = None) -> Policy:
+    """Stateless replies: every user turn gets the list from its start, the reply picked by how many
+    tool results follow the last user message (a reply with n tool calls takes n results to pass, a
+    text reply one). Concurrent agents, retries and a new run of the same agent all see the script
+    from the top; past its end, ``then`` answers (default: a text saying so)."""
+    replies = list(replies)
+
+    def policy(req: ScriptRequest) -> Reply:
+        seen = 0
+        for reply in replies:
+            if req.tool_results_since_user <= seen:
+                return reply
+            seen += max(1, len(reply.tool_calls))
+        return then(req) if then is not None else Reply(text="(script exhausted)")
+
+    return policy
+
+
 Step = Reply | ToolCall | Sequence[ToolCall]
 
 

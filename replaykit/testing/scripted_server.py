@@ -39,6 +39,7 @@ from replaykit.testing.script import (
     fail_first,
     fault,
     hermes_default_policy,
+    per_turn_policy,
     routed_policy,
     sequence_policy,
     summarize,
@@ -306,7 +307,10 @@ A reply is an object with any of:
 The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
 and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used
 up the server says so on stderr and answers with --policy. --loop starts the list again instead, so the
-same agent run can be made any number of times.
+same agent run can be made any number of times, one after the other. --per-turn picks each reply by its
+place in the conversation instead (how many tool results follow the last user message): every user
+turn of every agent, concurrent ones and live replays of a branch included, gets the script from the
+top.
 
 Without --script, --policy answers: "hermes" (a todo tool call, then a final text) or "echo" (repeats
 the last user message). The first line on stdout is the base URL to point a client at
@@ -325,12 +329,14 @@ def _exhausted(count: int) -> None:
           "(--loop replays the script instead)", file=sys.stderr, flush=True)
 
 
-def _load_script(path: str | None, policy: str, loop: bool = False) -> Script:
+def _load_script(path: str | None, policy: str, loop: bool = False, per_turn: bool = False) -> Script:
     if path:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
         if not isinstance(data, list):
             raise ValueError(f"{path} must hold a JSON list of replies (see --help)")
+        if per_turn:
+            return per_turn_policy([Reply.from_dict(d) for d in data], then=_fallback(policy))
         return ReplyList([Reply.from_dict(d) for d in data], then=_fallback(policy), loop=loop,
                          on_exhausted=_exhausted)
     return _fallback(policy)
@@ -343,13 +349,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      epilog=SCRIPT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="port (default: OS-picked)")
     parser.add_argument("--script", metavar="FILE", help="JSON file: a list of replies given in order (format below)")
-    parser.add_argument("--loop", action="store_true", help="after the script's last reply, start it again")
+    order = parser.add_mutually_exclusive_group()
+    order.add_argument("--loop", action="store_true", help="after the script's last reply, start it again")
+    order.add_argument("--per-turn", action="store_true",
+                       help="pick each reply by its place in the user turn: every turn gets the script from the top")
     parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes",
                         help="answers without --script, and after a script is used up (without --loop)")
     parser.add_argument("--log", help="append each received request as one JSON line to this file")
     args = parser.parse_args(argv)
     try:
-        script = _load_script(args.script, args.policy, args.loop)
+        script = _load_script(args.script, args.policy, args.loop, args.per_turn)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: cannot load script: {exc}", file=sys.stderr)
         return 2
@@ -375,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = [
     "RecordedRequest", "Reply", "ReplyList", "ScriptedServer", "ToolCall", "call", "calls", "fail_first",
-    "fault", "hermes_default_policy", "routed_policy", "sequence_policy", "text",
+    "fault", "hermes_default_policy", "per_turn_policy", "routed_policy", "sequence_policy", "text",
 ]
 
 if __name__ == "__main__":

@@ -64,3 +64,24 @@ def test_a_bad_script_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run([PYTHON, "-m", "replaykit.testing.scripted_server", "--script", str(bad)],
                           env=subprocess_env(), capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "JSON list" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_per_turn_gives_every_conversation_the_script_from_the_top(tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(SCRIPT))
+    server = _serve(script, "--per-turn")
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        first = [_ask(base_url) for _ in range(3)]  # three fresh conversations: each asks for the tool first
+        assert all(m["tool_calls"][0]["function"]["name"] == "get_weather" for m in first)
+        body = json.dumps({"model": "m", "messages": [
+            {"role": "user", "content": "Weather?"}, {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "sunny"}]}).encode()
+        request = urllib.request.Request(f"{base_url}/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read())["choices"][0]["message"]["content"] == "Sunny."
+    finally:
+        server.terminate()
+        server.communicate(timeout=10)
