@@ -90,3 +90,18 @@ def test_rm_refuses_to_orphan_derived_runs(store_dir: Path) -> None:
     assert not (store_dir / f"{edited}.jsonl").exists()
     assert cli("rm", "no-such-run").returncode == 2
     assert cli("rm", original).returncode == 0 and not (store_dir / f"{original}.jsonl").exists()
+
+
+def test_runs_at_80_columns_never_cuts_an_id() -> None:
+    original, edited = _corpus()
+    long_id = "branch-20261203-141225-60796d2a-with-a-long-tail"
+    store = RunStore()
+    branch(store, store.load(original), 8, response="Cloudy.", run_id=long_id)
+    env = subprocess_env()
+    for columns in ("80", "200"):
+        env["COLUMNS"] = columns
+        out = subprocess.run([PYTHON, "-m", "replaykit.cli.main", "runs"], env=env, capture_output=True, text=True,
+                             timeout=60).stdout
+        assert max(len(line) for line in out.splitlines()) <= int(columns)
+        for run_id in (original, edited, long_id):
+            assert run_id in out, (columns, out)
