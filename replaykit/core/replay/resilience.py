@@ -221,7 +221,7 @@ class GaveUp(ProviderError):
     the endpoint (its URL), named in the message."""
 
     def __init__(self, error: Classified, attempts: int, where: str | None = None) -> None:
-        retried = f" ({attempts} attempts)" if attempts > 1 else ""
+        retried = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
         at = f" at {where}" if where else ""
         label, _, detail = error.describe().partition(": ") if at else (error.describe(), "", "")
         text = f"{label}{at}: {detail}" if detail else f"{label}{at}"

@@ -68,7 +68,7 @@ class Counters:
     llm_live: int = 0
     synthetic: int = 0
     desyncs: int = 0
-    tools_served: int = 0  # by the cursor, plus live calls answered from a matching recorded call
+    tools_served: int = 0  # by the cursor (live calls answered from a matching recorded call included)
     tools_executed: int = 0
     tools_dry_run: int = 0
     tools_unavailable: int = 0
@@ -130,7 +130,7 @@ class Driver:
         e = self.extra
         return Counters(provider_calls=c.provider_calls, llm_served=c.served_llm_steps, llm_live=c.live_llm_steps,
                         synthetic=c.synthetic_steps, desyncs=c.desyncs,
-                        tools_served=c.served_tool_steps + e.tools_served, tools_executed=c.tool_executions,
+                        tools_served=c.served_tool_steps, tools_executed=c.tool_executions,
                         tools_dry_run=e.tools_dry_run, tools_unavailable=e.tools_unavailable,
                         retries=sum(1 for ev in (self.recorder.events if self.recorder is not None else ())
                                     if ev.kind == "error" and getattr(ev, "retryable", False)),
@@ -216,9 +216,8 @@ class Driver:
     async def call_tool(self, name: str, call_id: str | None, arguments: dict[str, Any]) -> str:
         """Every tool call climbs the core live-tool ladder (``replaykit.core.replay.live_tools``)."""
         answer = await self.tools.aanswer(call_id or "", name, arguments)
-        if answer.rung == "stand_in":
-            self.extra.tools_served += 1
-        elif answer.rung == "guard":
+        # A stand-in answered from a recorded call is counted by the cursor as served (core.replay.cursor).
+        if answer.rung == "guard":
             self.extra.tools_dry_run += 1
         elif answer.rung == "unavailable":
             self.extra.tools_unavailable += 1
