@@ -215,6 +215,8 @@ class ReplayCursor:
         served LLM step, any order; by name and arguments when the id differs) or live."""
         with self._lock:
             decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
+            if decision.action == "synthetic":  # the record ends before this call's result
+                return ToolDecision("synthetic", None, reason=decision.reason)
             if decision.action == "live":
                 if decision.reason == "desync" and decision.step is not None:
                     self._desync(decision.step, f"tool call {name!r} ({call_id}) is not in the record here",
