@@ -7,7 +7,9 @@ insertion or removal, not as every later step differing. Steps of a non-matching
 kind (and tool name) where they can be; a pair is then compared field by field. A group of parallel tool
 calls that finished in another order is matched call by call (by id, else name + arguments). Compared: the kind of
 each step; for LLM steps the request's messages (message by message in the fingerprint's normal form:
-volatile fields and tool call ids ignored; each message normalized once per diff), the answer
+volatile fields and tool call ids ignored, each message normalized once per diff, and in the canonical
+shape of ``canonical.message_units``: N tool results in one user message and N tool messages are the
+same request), the answer
 text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
 reason; for tool steps the name, parsed arguments, result, status and error. When a request's messages
 differ, the difference lists which messages changed and how (``message_diff.message_changes``: index,
@@ -117,7 +119,7 @@ def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache) -> dict[str, Any]
     return {
         # A list of per-message normal forms, compared with == (not re-serialized: a long run's
         # requests are long, and each message is normalized once per diff).
-        "request.messages": [keys.norm(m) for m in run.request_messages(event)],
+        "request.messages": [unit for m in run.request_messages(event) for unit in keys.norm(m)],
         "response.text": message.text,
         "response.tool_calls": [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls],
         "response.finish_reason": event.response.finish_reason,
