@@ -192,6 +192,34 @@ class ReplayCursor:
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)
 
+    def recorded_input(self, messages: Sequence[Message]) -> list[Message]:
+        """The user (or system) messages the record's next request adds after ``messages``: input the
+        application handed the model inside a turn, which an engine's own loop does not produce (the
+        image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
+        handoff after a context summarization; a second user message in a row). The engine appends
+        them before asking ``llm``. Empty when the next request is live or past the record, or when the
+        record does not extend ``messages`` with input only (then ``llm`` decides as usual)."""
+        with self._lock:
+            state = self._state
+            if state.live or state.exhausted:
+                return []
+            rnd = state.rounds[state.next_round]
+            if rnd.llm_step >= self.cut:
+                return []
+            recorded = self.record.request_messages(rnd.llm)
+            start = len(recorded)
+            while start > 0 and _is_input(recorded[start - 1]):
+                start -= 1
+            trailing = len(recorded) - start
+            # A turn's own user message is already the engine's last message: the common case costs nothing.
+            if trailing == 0 or (trailing == 1 and messages and _is_input(messages[-1])):
+                return []
+            actual = serve.request_fingerprint(messages)
+            for keep in range(start, len(recorded)):
+                if serve.request_fingerprint(recorded[:keep]) == actual:
+                    return list(recorded[keep:])
+            return []
+
     def live_llm(self, messages: Sequence[Message], response: LLMResponse,
                  tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:
         """Record an LLM step the engine answered live (provenance ``live``)."""
@@ -295,6 +323,11 @@ class ReplayCursor:
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)
         return LLMDecision("synthetic", None, response=response, reason="record ended")
+
+
+def _is_input(message: Message) -> bool:
+    """A message the application (not the model, not a tool) adds: user or system text and media."""
+    return message.role in ("user", "system", "developer") and not any(p.type == "tool_result" for p in message.parts)
 
 
 def _served(event: LLMCallEvent | ToolCallEvent) -> Provenance:

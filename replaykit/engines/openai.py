@@ -28,6 +28,7 @@ from replaykit.core.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, start_play
 from replaykit.core.resilience import GaveUp, IterationBudget
+from replaykit.core.serve import request_fingerprint
 from replaykit.core.run import Run
 from replaykit.core.tool_ladder import ToolAnswer
 
@@ -37,6 +38,15 @@ ENGINE = "openai"
 def _tool_message(call: ToolCallPart, answer: ToolAnswer) -> Message:
     return Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name=call.name, content=answer.content,
                                                       is_error=answer.is_error)])
+
+
+def _take_turn(pending: list[Message], given: Message) -> None:
+    """A recorded user message handed over inside a turn is not a later turn any more."""
+    key = request_fingerprint([given])
+    for index, message in enumerate(pending):
+        if request_fingerprint([message]) == key:
+            del pending[index]
+            return
 
 
 def _prov(cursor: ReplayCursor) -> Provenance:
@@ -71,6 +81,11 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             call_params = dict(params)
             call_tools = tools
             state = "ok"  # the budget bounds live calls: a served prefix is the record's, however long
+            for given in cursor.recorded_input(messages):  # input the application added inside the turn
+                messages.append(given)
+                if given.role == "user":
+                    _take_turn(pending_turns, given)
+                    recorder.turn_start(given, provenance=Provenance.SERVED)
             decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response
