@@ -192,33 +192,38 @@ class ReplayCursor:
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)
 
-    def recorded_input(self, messages: Sequence[Message]) -> list[Message]:
-        """The user (or system) messages the record's next request adds after ``messages``: input the
-        application handed the model inside a turn, which an engine's own loop does not produce (the
-        image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
-        handoff after a context summarization; a second user message in a row). The engine appends
-        them before asking ``llm``. Empty when the next request is live or past the record, or when the
-        record does not extend ``messages`` with input only (then ``llm`` decides as usual)."""
+    def recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+        """Messages the application put into the record's next request that an engine's own loop does
+        not produce, and where: ``(index, messages)`` to insert at ``index`` (``messages[index:index]``).
+        Such input is user or system text and media, or an assistant message the model did not write:
+        the image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
+        handoff after a context summarization; two user messages in a row; an assistant turn Hermes's
+        ``inject_message`` added. ``(len(messages), [])`` when there is none, when the next request is
+        live or past the record, or when the record differs from ``messages`` in anything else (then
+        ``llm`` reports the desync as usual)."""
+        none = (len(messages), [])
         with self._lock:
             state = self._state
             if state.live or state.exhausted:
-                return []
+                return none
             rnd = state.rounds[state.next_round]
             if rnd.llm_step >= self.cut:
-                return []
+                return none
             recorded = self.record.request_messages(rnd.llm)
-            start = len(recorded)
-            while start > 0 and _is_input(recorded[start - 1]):
-                start -= 1
-            trailing = len(recorded) - start
-            # A turn's own user message is already the engine's last message: the common case costs nothing.
-            if trailing == 0 or (trailing == 1 and messages and _is_input(messages[-1])):
-                return []
-            actual = serve.request_fingerprint(messages)
-            for keep in range(start, len(recorded)):
-                if serve.request_fingerprint(recorded[:keep]) == actual:
-                    return list(recorded[keep:])
-            return []
+            if len(recorded) <= len(messages):  # nothing was added (the common case costs nothing more)
+                return none
+            keys_r = [serve.request_fingerprint([m]) for m in recorded]
+            keys_m = [serve.request_fingerprint([m]) for m in messages]
+            head = 0
+            while head < len(keys_m) and keys_m[head] == keys_r[head]:
+                head += 1
+            tail = 0
+            while tail < len(keys_m) - head and keys_m[-1 - tail] == keys_r[-1 - tail]:
+                tail += 1
+            added = list(recorded[head:len(recorded) - tail])
+            if head + tail != len(messages) or not all(_is_input(m) for m in added):
+                return none
+            return head, added
 
     def live_llm(self, messages: Sequence[Message], response: LLMResponse,
                  tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:
@@ -326,8 +331,11 @@ class ReplayCursor:
 
 
 def _is_input(message: Message) -> bool:
-    """A message the application (not the model, not a tool) adds: user or system text and media."""
-    return message.role in ("user", "system", "developer") and not any(p.type == "tool_result" for p in message.parts)
+    """A message an application may add between model calls: user, system or assistant text and media
+    (an assistant message with tool calls, or a tool result, belongs to the model's loop)."""
+    if message.role not in ("user", "system", "developer", "assistant"):
+        return False
+    return not any(p.type in ("tool_result", "tool_call") for p in message.parts)
 
 
 def _served(event: LLMCallEvent | ToolCallEvent) -> Provenance:

@@ -81,11 +81,12 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             call_params = dict(params)
             call_tools = tools
             state = "ok"  # the budget bounds live calls: a served prefix is the record's, however long
-            for given in cursor.recorded_input(messages):  # input the application added inside the turn
-                messages.append(given)
-                if given.role == "user":
-                    _take_turn(pending_turns, given)
-                    recorder.turn_start(given, provenance=Provenance.SERVED)
+            at, given = cursor.recorded_input(messages)  # input the application added inside the turn
+            messages[at:at] = given
+            for message in given:
+                if message.role == "user":
+                    _take_turn(pending_turns, message)
+                    recorder.turn_start(message, provenance=Provenance.SERVED)
             decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response
