@@ -76,8 +76,14 @@ def _imported(path: str, fmt: str) -> list[Run]:
     return [Run(r.header, r.events) for r in import_file(DATA / path, fmt)]
 
 
+#: formats whose export runs a framework or the redactor (seconds per run): the slow half of the matrix
+HEAVY = ("langgraph", "pydantic-ai", "openai-jsonl")
+
+
+@pytest.mark.parametrize("heavy", [pytest.param(False, id="light"),
+                                   pytest.param(True, id="heavy", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("entry", IMPORTS, ids=lambda e: e["path"])
-def test_import_validate_replay_export(entry: dict[str, Any], tmp_path: Path,
+def test_import_validate_replay_export(entry: dict[str, Any], heavy: bool, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "store"
     code, out, err = _cli(capsys, "import", str(DATA / entry["path"]), "--format", entry["format"], "--json",
@@ -94,15 +100,17 @@ def test_import_validate_replay_export(entry: dict[str, Any], tmp_path: Path,
         document = replay_run(run)
         assert (document["counters"]["provider_calls"], document["counters"]["tool_executions"]) == (0, 0)
         assert loaded.path_for(run_id).read_bytes() == before
-        _export_everywhere(run, loaded, tmp_path / run_id)
+        _export_everywhere(run, loaded, tmp_path / run_id, heavy)
 
 
-def _export_everywhere(run: Run, store: RunStore, where: Path) -> None:
+def _export_everywhere(run: Run, store: RunStore, where: Path, heavy: bool) -> None:
     from replaykit.exporters import FORMATS, TRAINING_FORMATS, export
     from replaykit.exporters.training import export_training
 
     where.mkdir()
     for fmt in FORMATS:
+        if (fmt in HEAVY) != heavy:
+            continue
         if FORMATS[fmt].python and fmt != "python" and not _expressible(run, fmt):
             continue  # a framework module replays through that framework's engine (see NEEDS_INPUT)
         if FORMATS[fmt].extra == "langgraph":
@@ -111,6 +119,8 @@ def _export_everywhere(run: Run, store: RunStore, where: Path) -> None:
             export(run, fmt, where / f"out.{fmt}")
         assert (where / f"out.{fmt}").stat().st_size > 0, summary
     for fmt in TRAINING_FORMATS:  # the pattern redactor: the corpus's point is formats, not NER speed
+        if (fmt in HEAVY) != heavy:
+            continue
         export_training([store.path_for(run.run_id)], where / f"train.{fmt}", fmt, mode="patterns")
 
 
