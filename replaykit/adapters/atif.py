@@ -200,6 +200,7 @@ class _Reader:
                       **({"trajectory_id": self.doc["trajectory_id"]} if self.doc.get("trajectory_id") else {}),
                       **({"agent_extra": agent["extra"]} if agent.get("extra") else {}),
                       **({"notes": self.doc["notes"]} if self.doc.get("notes") else {}),
+                      **({"atif_extra": self.doc["extra"]} if self.doc.get("extra") else {}),
                       **({"atif_final_metrics": self.doc["final_metrics"]} if self.doc.get("final_metrics")
                          else {})},
         )
