@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from replaykit.core import jsonsafe
 from replaykit.core.canonical import canonical_json, message_units, normalized_messages
 from replaykit.core.ir import Message
 from replaykit.core.step_detail import message_text
@@ -121,13 +120,10 @@ def canonical_units(messages: Sequence[Message]) -> list[Message]:
 
 
 def _key(message: Message) -> str:
-    """What a message says, for alignment: tool call ids are left out (they are volatile: two runs of
-    the same agent name their calls differently, which is not a change in what the model saw)."""
-    data = jsonsafe.model_data(message, exclude_none=True)
-    for part in data.get("parts", []):
-        part.pop("id", None)
-        part.pop("tool_call_id", None)
-    return canonical_json(data)
+    """What a message says, for alignment: its canonical normal form (``canonical.normalized_messages``),
+    so tool call ids (volatile: two runs of the same agent name their calls differently) and what a wire
+    format adds (a tool result's name in an OpenAI tool message) are not changes in what the model saw."""
+    return canonical_json(normalized_messages([message]))
 
 
 class KeyCache:
