@@ -215,7 +215,8 @@ def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
         })
     out = []
     for process_id, spans in by_process.items():
-        process = processes.get(process_id) if isinstance(processes.get(process_id), dict) else {}
+        found = processes.get(process_id)
+        process: dict[str, Any] = found if isinstance(found, dict) else {}
         attributes = _jaeger_attributes(process.get("tags"))
         if process.get("serviceName"):
             attributes.append({"key": "service.name", "value": {"stringValue": process["serviceName"]}})

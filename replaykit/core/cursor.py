@@ -201,7 +201,7 @@ class ReplayCursor:
         ``inject_message`` added. ``(len(messages), [])`` when there is none, when the next request is
         live or past the record, or when the record differs from ``messages`` in anything else (then
         ``llm`` reports the desync as usual)."""
-        none = (len(messages), [])
+        none: tuple[int, list[Message]] = (len(messages), [])
         with self._lock:
             state = self._state
             if state.live or state.exhausted:

@@ -28,8 +28,8 @@ from replaykit.core.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.live_tools import LiveTools, tool_implementations
 from replaykit.core.play import PlayOptions, PlayResult, start_play
 from replaykit.core.resilience import GaveUp, IterationBudget
-from replaykit.core.serve import request_fingerprint
 from replaykit.core.run import Run
+from replaykit.core.serve import request_fingerprint
 from replaykit.core.tool_ladder import ToolAnswer
 
 ENGINE = "openai"

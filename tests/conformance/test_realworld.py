@@ -163,8 +163,8 @@ def test_plays_offline_with_diff_equal(engine: str, entry: dict[str, Any], tmp_p
 def test_may_refuse_is_one_line_and_exit_2(entry: dict[str, Any], tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "store"
-    code, out, err = _cli(capsys, "import", str(DATA / entry["path"]), "--format", entry["format"],
-                          "--store", str(store))
+    code, _, err = _cli(capsys, "import", str(DATA / entry["path"]), "--format", entry["format"],
+                        "--store", str(store))
     if code == 0:  # importing a neighbour format is allowed too; then it must be a valid run
         return
     assert code == 2, err

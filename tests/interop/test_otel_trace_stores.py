@@ -18,13 +18,13 @@ from replaykit.core.run import Run
 from tests.interop.roundtrip import view
 
 pytest.importorskip("opentelemetry.sdk")
-from google.protobuf.json_format import MessageToDict  # noqa: E402
-from opentelemetry import trace as otel_trace  # noqa: E402
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
-from opentelemetry.sdk.resources import Resource  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from google.protobuf.json_format import MessageToDict
+from opentelemetry import trace as otel_trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 T0 = 1_767_000_000_000_000_000  # whole microseconds: Jaeger's unit
 
