@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def live_endpoint(args: argparse.Namespace) -> LiveEndpoint | None:
     """The endpoint ``--allow-live`` fixes, checked before the server starts (None without it)."""
     from replaykit.core.errors import BadInput
-    from replaykit.core.play import PlayOptions
+    from replaykit.core.replay.play import PlayOptions
     from replaykit.mcp.tools import LiveEndpoint
 
     given = [flag for flag, value in (("--base-url", args.base_url), ("--model", args.model),

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.mcp.tools import LiveEndpoint
 from replaykit.viewer.security import bearer_token, new_token, token_matches
 from replaykit.viewer.server import HOST, bind_loopback

@@ -46,7 +46,7 @@ class RunRow(_Out):
     status: str = Field(description="completed, failed, interrupted, incomplete, or unreadable")
     steps: int
     duration: float
-    health: int | None = Field(description="0-100 (replaykit.core.health)")
+    health: int | None = Field(description="0-100 (replaykit.core.analysis.health)")
     failing_step: int | None
     tags: list[str]
     tools: list[str] = Field(description="tools the run called")

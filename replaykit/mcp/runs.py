@@ -7,7 +7,7 @@ so one debugging session does not re-read the same run at every call; a run bein
 when it grows.
 
 The list's facts per run (status, steps, health, failing step, tools used) come from the streaming
-``inspect`` pass (``core/inspect_view.py``), the same facts ``replaykit inspect`` and the viewer show.
+``inspect`` pass (``core/analysis/inspect_view.py``), the same facts ``replaykit inspect`` and the viewer show.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import ReplaykitError, RunNotFound
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 #: How many loaded runs are kept (a debugging session touches a handful: a run, a branch, a play).
 RUN_CACHE = 8
@@ -58,8 +58,9 @@ class RunFacts:
 
 
 def _facts(path: Path, run_id: str) -> RunFacts:
-    from replaykit.core.inspect_view import NeedsFullReader, inspect_run, inspect_trace
-    from replaykit.core.store_index import summary_of
+    """``run_id``: the file's name in the store, the id every tool takes (a header may say otherwise)."""
+    from replaykit.core.analysis.inspect_view import NeedsFullReader, inspect_run, inspect_trace
+    from replaykit.core.trace.store_index import summary_of
 
     try:
         try:
@@ -74,7 +75,7 @@ def _facts(path: Path, run_id: str) -> RunFacts:
     lineage = info.get("lineage") or {}
     tools = sorted({row["tool"] for row in view.rows if row["kind"] == "tool_call"})
     return RunFacts(
-        run_id=info["run_id"], created_at=info["created_at"], title=summary.title if summary else None,
+        run_id=run_id, created_at=info["created_at"], title=summary.title if summary else None,
         framework=info["source"]["framework"], model=info["model"], status=info["status"], steps=info["steps"],
         duration=info["duration"], health=view.health.score, failing_step=info["failing_step"],
         tags=list(info["tags"]), tools=tools, parent_run_id=lineage.get("parent_run_id"),

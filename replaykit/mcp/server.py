@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from replaykit.core.errors import MissingExtra, ReplaykitError
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.mcp.scrub import Scrubber
 from replaykit.mcp.tools import TOOL_NAMES, LiveEndpoint, Tools
 
@@ -75,7 +75,7 @@ def _resource(read: Callable[..., dict[str, Any]], scrub: Scrubber) -> Callable[
             document = read(*args, **kwargs)
         except ReplaykitError as exc:
             raise ResourceError(scrub.text(_one_line(str(exc)))) from None
-        from replaykit.core import jsonsafe
+        from replaykit.core.trace import jsonsafe
 
         return str(jsonsafe.dumps_indented(scrub(document)))
 

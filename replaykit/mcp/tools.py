@@ -15,9 +15,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.store import RunStore
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.store import RunStore
 from replaykit.mcp import models as m
 from replaykit.mcp.limits import DEFAULT_MAX_CHARS, Clipper, Page, paginate
 from replaykit.mcp.runs import RunAccess
@@ -105,7 +105,7 @@ class Tools:
     ) -> m.RunView:
         """A run's timeline (replaykit inspect): summary, health, and one row per event with its step
         number, kind, provenance, status and a one-line summary; the failing step is marked."""
-        from replaykit.core.inspect_view import inspect_run
+        from replaykit.core.analysis.inspect_view import inspect_run
 
         view = inspect_run(self.runs.load(run_id), include_bookkeeping=include_bookkeeping)
         page = paginate("inspect_run", {"run_id": run_id, "bookkeeping": include_bookkeeping}, view.rows,
@@ -127,7 +127,7 @@ class Tools:
     ) -> m.StepView:
         """One step whole (replaykit inspect RUN --step N): an LLM call's exact request and whole response,
         usage and cost; a tool call's name, arguments, result, status and error."""
-        from replaykit.core.step_detail import step_detail
+        from replaykit.core.analysis.step_detail import step_detail
 
         detail = step_detail(self.runs.load(run_id), step, whole_request=whole_request)
         clipper = Clipper(max_chars=max_chars)
@@ -139,9 +139,9 @@ class Tools:
     def failing_step(self, run_id: RunId, max_chars: MaxChars = DEFAULT_MAX_CHARS) -> m.FailingStep:
         """The run's failing step (the first tool error or LLM error finish) and why it failed: the error,
         the LLM step that asked for the call, the run's error events and health reasons, the step whole."""
-        from replaykit.core.health import run_health
-        from replaykit.core.ir import ToolCallEvent
-        from replaykit.core.step_detail import step_detail
+        from replaykit.core.analysis.health import run_health
+        from replaykit.core.analysis.step_detail import step_detail
+        from replaykit.core.trace.ir import ToolCallEvent
 
         run = self.runs.load(run_id)
         health = run_health(run, with_cost=False)
@@ -184,7 +184,7 @@ class Tools:
     def run_health(self, run_id: RunId) -> m.HealthView:
         """The run's health score (0-100) and the reasons: failures, errors, retries, loops, desyncs,
         truncations, budget exhaustion, size."""
-        from replaykit.core.health import run_health
+        from replaykit.core.analysis.health import run_health
 
         health = run_health(self.runs.load(run_id))
         doc = health.to_json()
@@ -194,7 +194,7 @@ class Tools:
     def run_cost(self, run_id: RunId, max_chars: MaxChars = DEFAULT_MAX_CHARS) -> m.CostView:
         """The cost ledger (replaykit cost): per LLM step and totals; for a branch or play, the original's
         cost beside it. An unknown price is null, never 0."""
-        from replaykit.core.cost import run_cost, to_json
+        from replaykit.core.analysis.cost import run_cost, to_json
 
         run = self.runs.load(run_id)
         parent, note = self._parent(run)
@@ -223,7 +223,7 @@ class Tools:
     ) -> m.DiffView:
         """Compare two runs step by step (replaykit diff): equal or not, the first divergence and its
         cause, every difference, and the aligned steps (paged)."""
-        from replaykit.core.diff import diff_runs, lineage_edits
+        from replaykit.core.analysis.diff import diff_runs, lineage_edits
 
         a, b = self.runs.load(run_a), self.runs.load(run_b)
         doc = diff_runs(a, b, edits=lineage_edits(self.store, [a, b])).to_json()
@@ -250,7 +250,7 @@ class Tools:
     ) -> m.BranchMade:
         """A new run with one edit (replaykit branch): steps before `at` served from the record, step `at`
         edited. Give exactly one of args, result, response. play_run the branch to see what follows."""
-        from replaykit.core.branch import branch
+        from replaykit.core.replay.branch import branch
 
         given = [name for name, value in (("args", args), ("result", result), ("response", response))
                  if value is not None]
@@ -276,7 +276,7 @@ class Tools:
     ) -> m.ReplayView:
         """Deterministic replay from the record (replaykit replay): 0 provider calls, 0 tool executions,
         0 bytes of the trace changed (the counters prove it); the replayed steps are paged."""
-        from replaykit.core.replay import replay_path
+        from replaykit.core.replay.replay import replay_path
 
         doc = replay_path(self.runs.path(run_id), start=from_step, stop=to_step)
         page = paginate("replay_run", {"run_id": run_id, "from": from_step, "to": to_step}, doc["steps"],
@@ -302,7 +302,7 @@ class Tools:
         """Play a run in an engine's real loop, recording a new run (replaykit play). Offline by default:
         every step is served from the record. The destructive-tool guard is always on (destructive calls
         are dry-run). Live play only when the server was started with --allow-live."""
-        from replaykit.core.play import PlayOptions
+        from replaykit.core.replay.play import PlayOptions
         from replaykit.engines import engine_info, play
 
         engine_info(engine)
@@ -356,7 +356,7 @@ class Tools:
 
     def _export_path(self, filename: str) -> Path:
         """``<store>/exports/<filename>``: a plain file name, resolving inside the store (never outside)."""
-        from replaykit.core.store_index import RUN_ID_RE
+        from replaykit.core.trace.store_index import RUN_ID_RE
 
         if not RUN_ID_RE.fullmatch(filename):
             raise BadInput(f"filename {filename[:80]!r}: use a plain file name (A-Z a-z 0-9 . _ -, no folders)")
@@ -404,13 +404,13 @@ class Tools:
     # ---------------------------------------------------------------- resources
     def run_document(self, run_id: str) -> dict[str, Any]:
         """``replaykit://run/ID``: the whole inspect view (replaykit inspect RUN --json)."""
-        from replaykit.core.inspect_view import inspect_run
+        from replaykit.core.analysis.inspect_view import inspect_run
 
         return inspect_run(self.runs.load(run_id)).to_json()
 
     def step_document(self, run_id: str, step: int) -> dict[str, Any]:
         """``replaykit://run/ID/step/N``: the step whole (replaykit inspect RUN --step N --json)."""
-        from replaykit.core.step_detail import step_detail
+        from replaykit.core.analysis.step_detail import step_detail
 
         return step_detail(self.runs.load(run_id), step)
 

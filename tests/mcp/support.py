@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replaykit.core.errors import BadInput, InvalidRunId, RunNotFound
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.mcp.limits import MARK
 from replaykit.mcp.scrub import REPLACEMENT, Scrubber
 from replaykit.mcp.tools import Tools
