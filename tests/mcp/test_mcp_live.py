@@ -97,3 +97,12 @@ def test_the_command_starts_and_answers(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout.splitlines()[0])
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"] == "replaykit"
+
+
+def test_without_the_sdk_the_command_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from replaykit.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # as if the extra were not installed
+    assert main(["mcp", "--store", str(tmp_path)]) == 2
+    assert "pip install 'replaykit[mcp]'" in capsys.readouterr().err
