@@ -26,6 +26,20 @@ from replaykit.core.trace.store import RunStore
 RUN_CACHE = 8
 
 
+class IdOnlyStore(RunStore):
+    """The store as every MCP tool (and the core and engines they call) sees it: a run reference is an id
+    of this store, never a path. A lineage's parent or a subagent's child named in a trace (untrusted
+    text) then cannot lead a diff, a cost ledger or an export to a file outside the store."""
+
+    def resolve(self, ref: str) -> Path:
+        if not isinstance(ref, str) or not ref:
+            raise RunNotFound("give a run id (see list_runs)")
+        path = self.path_for(ref)  # InvalidRunId for anything but a plain id
+        if not path.is_file():
+            raise RunNotFound(f"no run {ref!r} in the store (list_runs shows the run ids)")
+        return path
+
+
 def _stamp(path: Path) -> tuple[int, int]:
     info = path.stat()
     return info.st_size, info.st_mtime_ns
@@ -87,18 +101,14 @@ class RunAccess:
     """Runs of one store, by id, cached while unchanged."""
 
     def __init__(self, store: RunStore) -> None:
-        self.store = store
+        self.store = store if isinstance(store, IdOnlyStore) else IdOnlyStore(store.root)
         self._runs: OrderedDict[Path, tuple[tuple[int, int], Run]] = OrderedDict()
         self._facts: dict[Path, tuple[tuple[int, int], RunFacts]] = {}
         self._lock = threading.Lock()
 
     def path(self, run_id: str) -> Path:
         """The run's file; a clear error for an invalid id or a run not in the store."""
-        if not isinstance(run_id, str) or not run_id:
-            raise RunNotFound("give a run id (see list_runs)")
-        path = self.store.path_for(run_id)  # InvalidRunId for anything but a plain id
-        if not path.is_file():
-            raise RunNotFound(f"no run {run_id!r} in the store (list_runs shows the run ids)")
+        path: Path = self.store.resolve(run_id)
         return path
 
     def load(self, run_id: str) -> Run:

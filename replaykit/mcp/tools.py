@@ -62,8 +62,8 @@ class Tools:
     """One store, one optional live endpoint; every method is one MCP tool."""
 
     def __init__(self, store: RunStore, live: LiveEndpoint | None = None) -> None:
-        self.store = store
         self.runs = RunAccess(store)
+        self.store = self.runs.store  # ids only, for the core and the engines too
         self.live = live
 
     # ---------------------------------------------------------------- finding runs

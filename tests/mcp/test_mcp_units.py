@@ -138,3 +138,23 @@ def test_scrubber_replaces_secret_values_only() -> None:
     assert out["a"] == f"key {REPLACEMENT} and {REPLACEMENT}"
     assert out["b"] == ["/home/alice-long-path", "abc"]
     assert list(out)[2] == REPLACEMENT
+
+
+def test_a_lineage_naming_a_path_does_not_lead_outside_the_store(tools: Tools, tmp_path: Path) -> None:
+    """A trace is untrusted text: its lineage may name a file elsewhere; the tools never read it."""
+    import json
+
+    from replaykit.core.trace.store import RunStore as PlainStore
+
+    elsewhere = PlainStore(tmp_path / "elsewhere")
+    record_sample_run(elsewhere, "secret-run", weather="TOP SECRET WEATHER")
+    branch = tools.branch_run("failing-a", 4, result="ok")
+    path = tools.store.path_for(branch.run_id)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["lineage"]["parent_run_id"] = str(elsewhere.path_for("secret-run"))
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    cost = tools.run_cost(branch.run_id)
+    assert "invalid run id" in cost.ledger["parent_note"] or "could not be read" in cost.ledger["parent_note"]
+    diff = tools.diff_runs("failing-a", branch.run_id)
+    assert "TOP SECRET" not in json.dumps(cost.model_dump()) + json.dumps(diff.model_dump())
