@@ -141,8 +141,8 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
-    support = bodies[0] + "\n\n" + bodies[1]
-    ladder_body, runtime_body, replay_body = bodies[2], bodies[3], bodies[4]
+    *support_bodies, ladder_body, runtime_body, replay_body = bodies
+    support = "\n\n".join(support_bodies)
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
     return (
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
