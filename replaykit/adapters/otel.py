@@ -26,10 +26,10 @@ from typing import Any
 
 from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
-from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import Conversation
-from replaykit.core.ir import (
+from replaykit.core.trace.codecs import otel_genai
+from replaykit.core.trace.interop import Conversation
+from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     HEADER_ADAPTER,
     Correlation,
@@ -43,8 +43,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
 LLM_OPS = {"chat", "text_completion", "generate_content"}
@@ -184,7 +184,8 @@ def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """One Jaeger trace (``{"traceID", "spans", "processes"}``) as OTLP ResourceSpans, one per process:
     ids padded to OTLP's sizes, microseconds to nanoseconds, tags to attributes, logs to events,
     ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status."""
-    processes = trace.get("processes") if isinstance(trace.get("processes"), dict) else {}
+    table = trace.get("processes")
+    processes: dict[str, Any] = table if isinstance(table, dict) else {}
     by_process: dict[str, list[dict[str, Any]]] = {}
     for span in trace["spans"]:
         if not isinstance(span, dict):

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.diff import diff_runs
-from replaykit.core.replay import replay_run
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from tests.conformance._matrix import OFFLINE_ENGINES, engine_extra, options
 

@@ -4,9 +4,10 @@ the list of changed messages; a real change still shows."""
 
 from __future__ import annotations
 
-from replaykit.core.canonical import fingerprint, message_units, normalized_messages
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import (
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.analysis.message_diff import message_changes
+from replaykit.core.trace.canonical import fingerprint, message_units, normalized_messages
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     RunHeader,
@@ -15,9 +16,8 @@ from replaykit.core.ir import (
     ToolCallPart,
     ToolResultPart,
 )
-from replaykit.core.message_diff import message_changes
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 
 ASK = Message(role="user", parts=[TextPart(text="Weather in Oslo and Rome?")])
 CALLS = Message(role="assistant", parts=[ToolCallPart(id="a", name="w", arguments={"city": "Oslo"}),

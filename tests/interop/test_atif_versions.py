@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from replaykit.adapters.atif import import_atif
-from replaykit.core.diff import diff_runs, ends_open
+from replaykit.core.analysis.diff import diff_runs, ends_open
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import ATIF_HISTORY, ATIF_VERSIONS, upgrade_atif
-from replaykit.core.ir import MediaPart
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.interop import ATIF_HISTORY, ATIF_VERSIONS, upgrade_atif
+from replaykit.core.trace.ir import MediaPart
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from replaykit.exporters import atif as atif_export
 from tests.conformance._matrix import options

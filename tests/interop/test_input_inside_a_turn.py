@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.adapters import import_file
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import MediaPart
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.trace.ir import MediaPart
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from tests.conformance._matrix import options
 

@@ -14,7 +14,7 @@ import pytest
 
 from replaykit.adapters.otel import import_otel
 from replaykit.cli.main import main
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from tests.interop.roundtrip import view
 
 pytest.importorskip("opentelemetry.sdk")
