@@ -110,7 +110,8 @@ def test_replay_doc_module_is_stdlib_only() -> None:
     import importlib
     import sys
 
-    embeddable = {"replaykit.core.replay.replay_doc", "replaykit.core.replay.serve", "replaykit.core.trace.canonical"}
+    embeddable = {"replaykit.core.replay.replay_doc", "replaykit.core.replay.serve", "replaykit.core.trace.canonical",
+                  "replaykit.core.trace.deltas"}
     for name in sorted(embeddable):
         tree = ast.parse(Path(importlib.import_module(name).__file__).read_text())
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
