@@ -10,6 +10,7 @@ module skips.
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -132,11 +133,20 @@ def _export_everywhere(run: Run, store: RunStore, where: Path, heavy: bool) -> N
         export_training([store.path_for(run.run_id)], where / f"train.{fmt}", fmt, mode="patterns")
 
 
+#: The Hermes engine plays in a child process running a real AIAgent (seconds per play): by default one
+#: file of each format stands for its column, so the suite stays inside its time budget; set
+#: RK_REALWORLD_ALL=1 for the whole column (the known gaps above are its strict xfails).
+ALL_HERMES_CELLS = os.environ.get("RK_REALWORLD_ALL") == "1"
+HERMES_SAMPLE = {path for fmt, path in {e["format"]: e["path"] for e in reversed(IMPORTS)}.items()}
+
+
 def _playable() -> list[Any]:
     cells = []
     for entry in IMPORTS:
         for engine in OFFLINE_ENGINES:
             name = engine.values[0]
+            if name == "hermes" and not ALL_HERMES_CELLS and entry["path"] not in HERMES_SAMPLE:
+                continue
             marks = list(engine.marks)
             if name != "openai":
                 marks.append(pytest.mark.slow)  # the openai engine's cells are the quick representative
