@@ -37,6 +37,7 @@ from replaykit.adapters.platform_runs import (
     Timing,
     ToolStep,
     build_run,
+    session_links,
 )
 from replaykit.core.codecs import openai_chat
 from replaykit.core.errors import BadInput, CodecError
@@ -343,11 +344,7 @@ class _Trace:
             if value is not None:
                 kept.setdefault(key, value)
         if session:
-            ids = self.sessions.get(session, [])
-            position = ids.index(self.run_id)
-            kept["session"] = {"id": session, "position": position, "run_ids": ids,
-                               "previous_run_id": ids[position - 1] if position else None,
-                               "next_run_id": ids[position + 1] if position + 1 < len(ids) else None}
+            kept["session"] = session_links(session, self.run_id, self.sessions)
         title = trace.get("name") or kept.get("traceName") or root.get("name")
         return RunHeader(
             run_id=self.run_id, created_at=self.t0.isoformat(timespec="microseconds").replace("+00:00", "Z"),

@@ -109,9 +109,11 @@ def decode_output(value: Any, where: str) -> tuple[Message, dict[str, Any]] | No
         extra["model"] = llm_output.get("model_name") or llm_output.get("model")
         if isinstance(llm_output.get("token_usage"), dict):
             extra["usage"] = openai_chat.decode_usage(llm_output["token_usage"])
-        message = decode(first["message"], f"{where}.generations[0][0].message", default_role="assistant") \
-            if first.get("message") is not None else decode(str(first.get("text") or ""), where,
-                                                            default_role="assistant")
+        raw = first.get("message")
+        message = decode(raw, f"{where}.generations[0][0].message", default_role="assistant") \
+            if raw is not None else decode(str(first.get("text") or ""), where, default_role="assistant")
+        if extra.get("usage") is None and isinstance(raw, dict):
+            extra["usage"] = lc_usage(raw.get("kwargs", raw))
         return message, extra
     if isinstance(value, dict) and "messages" in value and isinstance(value["messages"], list):
         answers = [m for m in value["messages"] if is_message(m)]
@@ -144,10 +146,10 @@ def lc_usage(kwargs: Any) -> Usage | None:
         return None
     cached = (raw.get("input_token_details") or {}) if isinstance(raw.get("input_token_details"), dict) else {}
     output = (raw.get("output_token_details") or {}) if isinstance(raw.get("output_token_details"), dict) else {}
-    return Usage(input_tokens=_int(raw.get("input_tokens")), output_tokens=_int(raw.get("output_tokens")),
-                 total_tokens=_int(raw.get("total_tokens")), cache_read_tokens=_int(cached.get("cache_read")),
-                 cache_write_tokens=_int(cached.get("cache_creation")),
-                 reasoning_tokens=_int(output.get("reasoning")), details={"langchain": raw})
+    return Usage(input_tokens=as_int(raw.get("input_tokens")), output_tokens=as_int(raw.get("output_tokens")),
+                 total_tokens=as_int(raw.get("total_tokens")), cache_read_tokens=as_int(cached.get("cache_read")),
+                 cache_write_tokens=as_int(cached.get("cache_creation")),
+                 reasoning_tokens=as_int(output.get("reasoning")), details={"langchain": raw})
 
 
 def text_of(value: Any) -> str:
@@ -173,7 +175,7 @@ def _lc_class(value: Any) -> str | None:
     return None
 
 
-def _int(value: Any) -> int | None:
+def as_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

@@ -241,3 +241,13 @@ class _Builder:
             return
         self.recorder.run_end(final, status=end.status, reason=end.reason, t=self.end_t,
                              provenance=RECONSTRUCTED)
+
+
+def session_links(session_id: str, run_id: str, sessions: dict[str, list[str]]) -> dict[str, Any]:
+    """How a run sits among the runs of its session (Langfuse session, LangSmith thread), in start
+    order: kept in the run header's metadata so each run names its neighbours."""
+    ids = sessions.get(session_id, [run_id])
+    position = ids.index(run_id)
+    return {"id": session_id, "position": position, "run_ids": ids,
+            "previous_run_id": ids[position - 1] if position else None,
+            "next_run_id": ids[position + 1] if position + 1 < len(ids) else None}
