@@ -178,7 +178,7 @@ def usage_of(obs: dict[str, Any]) -> Usage | None:
     """Langfuse's usage (``usageDetails``, else the older ``usage``) and cost as IR usage; Langfuse's own
     figures, cost included, stay in ``details.langfuse``."""
     details = _get(obs, "usageDetails")
-    old = obs.get("usage") if isinstance(obs.get("usage"), dict) else {}
+    old = pm.as_dict(obs.get("usage"))
     counts: dict[str, Any] = dict(details) if isinstance(details, dict) and details else {
         k: v for k, v in old.items() if k in ("input", "output", "total")}
     kept = {k: v for k, v in {
@@ -319,7 +319,7 @@ class _Trace:
         if isinstance(raw_input, dict) and set(raw_input) <= {"args", "kwargs"}:  # @observe's capture
             args, kwargs = raw_input.get("args") or [], raw_input.get("kwargs") or {}
             arguments = kwargs if not args else {"args": args, **kwargs}
-        metadata = obs.get("metadata") if isinstance(obs.get("metadata"), dict) else {}
+        metadata = pm.as_dict(obs.get("metadata"))
         call_id = metadata.get("tool_call_id") or metadata.get("toolCallId")
         output = obs.get("output")
         failed = obs.get("level") == "ERROR"

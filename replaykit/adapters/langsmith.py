@@ -129,7 +129,7 @@ def _time(value: Any, where: str) -> dt.datetime:
 
 
 def _metadata(run: dict[str, Any]) -> dict[str, Any]:
-    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+    extra = pm.as_dict(run.get("extra"))
     metadata = extra.get("metadata")
     return metadata if isinstance(metadata, dict) else {}
 
@@ -152,9 +152,8 @@ def usage_of(run: dict[str, Any]) -> Usage | None:
     completion = run.get("completion_tokens")
     if prompt is None and completion is None and run.get("total_tokens") is None:
         return None
-    prompt_details = run.get("prompt_token_details") if isinstance(run.get("prompt_token_details"), dict) else {}
-    completion_details = run.get("completion_token_details") \
-        if isinstance(run.get("completion_token_details"), dict) else {}
+    prompt_details = pm.as_dict(run.get("prompt_token_details"))
+    completion_details = pm.as_dict(run.get("completion_token_details"))
     kept = {k: run[k] for k in ("prompt_tokens", "completion_tokens", "total_tokens", "prompt_token_details",
                                 "completion_token_details", "total_cost", "prompt_cost", "completion_cost",
                                 "prompt_cost_details", "completion_cost_details") if run.get(k) is not None}
@@ -225,7 +224,7 @@ class _Trace:
 
     def llm(self, run: dict[str, Any], where: str) -> LlmStep:
         at = self.timing(run)
-        inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
+        inputs = pm.as_dict(run.get("inputs"))
         mine = dict((at.details or {}).get(PLATFORM) or {})
         messages = pm.decode_list(inputs, f"{where}.inputs")
         if messages is None and isinstance(inputs.get("prompts"), list) and inputs["prompts"]:
@@ -248,8 +247,7 @@ class _Trace:
         elif not run.get("error"):
             response = Message(role="assistant")
             self.losses.add("llm runs without output", str(run["id"]))
-        invocation = (run.get("extra") or {}).get("invocation_params")
-        invocation = invocation if isinstance(invocation, dict) else {}
+        invocation = pm.as_dict(pm.as_dict(run.get("extra")).get("invocation_params"))
         metadata = _metadata(run)
         model = metadata.get("ls_model_name") or invocation.get("model") or invocation.get("model_name") \
             or inputs.get("model") or extra.get("model")
@@ -272,7 +270,7 @@ class _Trace:
 
     def tool(self, run: dict[str, Any]) -> ToolStep:
         at = self.timing(run)
-        inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
+        inputs = pm.as_dict(run.get("inputs"))
         arguments: Any = inputs
         if set(inputs) == {"input"}:  # LangChain's tool run: the input string (or dict) the tool got
             arguments = pm.maybe_json(inputs["input"])

@@ -53,6 +53,11 @@ def maybe_json(value: Any) -> Any:
     return value
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is an object, else an empty one (optional objects in platform exports)."""
+    return value if isinstance(value, dict) else {}
+
+
 def is_message(value: Any) -> bool:
     return isinstance(value, dict) and (
         _lc_class(value) is not None or (isinstance(value.get("role"), str) and value["role"] in openai_chat.ROLES)
@@ -103,9 +108,9 @@ def decode_output(value: Any, where: str) -> tuple[Message, dict[str, Any]] | No
         first = first[0] if isinstance(first, list) and first else first
         if not isinstance(first, dict):
             return None
-        info = first.get("generation_info") if isinstance(first.get("generation_info"), dict) else {}
+        info = as_dict(first.get("generation_info"))
         extra["finish_reason"] = info.get("finish_reason")
-        llm_output = value.get("llm_output") if isinstance(value.get("llm_output"), dict) else {}
+        llm_output = as_dict(value.get("llm_output"))
         extra["model"] = llm_output.get("model_name") or llm_output.get("model")
         if isinstance(llm_output.get("token_usage"), dict):
             extra["usage"] = openai_chat.decode_usage(llm_output["token_usage"])
@@ -144,8 +149,8 @@ def lc_usage(kwargs: Any) -> Usage | None:
     raw = kwargs.get("usage_metadata") if isinstance(kwargs, dict) else None
     if not isinstance(raw, dict):
         return None
-    cached = (raw.get("input_token_details") or {}) if isinstance(raw.get("input_token_details"), dict) else {}
-    output = (raw.get("output_token_details") or {}) if isinstance(raw.get("output_token_details"), dict) else {}
+    cached = as_dict(raw.get("input_token_details"))
+    output = as_dict(raw.get("output_token_details"))
     return Usage(input_tokens=as_int(raw.get("input_tokens")), output_tokens=as_int(raw.get("output_tokens")),
                  total_tokens=as_int(raw.get("total_tokens")), cache_read_tokens=as_int(cached.get("cache_read")),
                  cache_write_tokens=as_int(cached.get("cache_creation")),
@@ -187,7 +192,7 @@ def _langchain(kwargs: dict[str, Any], cls: str, where: str) -> Message:
         raise CodecError(f"{where}: unsupported LangChain message type {cls!r}")
     parts: list[Part] = []
     content = kwargs.get("content")
-    extras = dict(kwargs.get("additional_kwargs") or {}) if isinstance(kwargs.get("additional_kwargs"), dict) else {}
+    extras = dict(as_dict(kwargs.get("additional_kwargs")))
     if role == "assistant" and isinstance(extras.get("reasoning_content"), str):
         parts.append(ReasoningPart(text=extras.pop("reasoning_content")))
     blocks = _content_parts(content, where)

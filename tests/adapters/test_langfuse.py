@@ -31,7 +31,7 @@ def test_import_validate_replay_play_offline_diff_and_atif(tmp_path: Path, capsy
 
 @pytest.mark.parametrize("fixture", [V2, V1], ids=["observations-v2", "traces-v1"])
 def test_what_each_observation_becomes(fixture: Path) -> None:
-    first, second = import_langfuse(fixture)
+    first, _ = import_langfuse(fixture)
     run = Run(first.header, first.events)
     # GENERATION -> llm_call, TOOL -> tool_call, AGENT span and EVENT -> opaque, all reconstructed.
     assert [e.kind for e in run.events] == ["opaque", "turn_start", "tools", "llm_call", "tool_call", "opaque",
