@@ -33,8 +33,8 @@ from replaykit.adapters.platform_runs import (
     build_run,
 )
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.interop import Losses
-from replaykit.core.ir import (
+from replaykit.core.trace.interop import Losses
+from replaykit.core.trace.ir import (
     Correlation,
     MediaPart,
     Message,
@@ -49,7 +49,7 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.store import new_run_id
+from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.inspect_ai"
 PLATFORM = "inspect_ai"

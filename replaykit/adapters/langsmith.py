@@ -34,11 +34,11 @@ from replaykit.adapters.platform_runs import (
     build_run,
     session_links,
 )
-from replaykit.core.codecs import openai_chat
 from replaykit.core.errors import BadInput, CodecError
-from replaykit.core.interop import Losses
-from replaykit.core.ir import Correlation, Message, RunHeader, Source, ToolSpec, Usage
-from replaykit.core.store import new_run_id
+from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.trace.interop import Losses
+from replaykit.core.trace.ir import Correlation, Message, RunHeader, Source, ToolSpec, Usage
+from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.langsmith"
 PLATFORM = "langsmith"

@@ -4,7 +4,7 @@ A platform keeps whatever the instrumented code handed it, so one reader accepts
 their exports and SDKs:
 
 - OpenAI Chat Completions message dicts (``{"role": ..., "content": ..., "tool_calls": [...]}``),
-  decoded by the one Chat codec (``replaykit.core.codecs.openai_chat``);
+  decoded by the one Chat codec (``replaykit.core.trace.codecs.openai_chat``);
 - LangChain messages, serialised (``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
   "kwargs": {...}}``, what ``langchain_core.load.dumpd`` and LangSmith write) or as plain dicts
   (``{"type": "ai", "content": ..., "tool_calls": [...]}``, what ``message.model_dump()`` gives);
@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replaykit.core.codecs import openai_chat
 from replaykit.core.errors import CodecError
-from replaykit.core.ir import (
+from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.trace.ir import (
     MediaPart,
     Message,
     OpaquePart,

@@ -6,7 +6,7 @@ without the tool calls between them, tool spans without the id of the call they 
 are the app's own view of the conversation. ``build_run`` turns the steps, in the order they happened,
 into IR events and marks every event ``reconstructed`` (the platform's record, read back by replaykit):
 
-- an LLM step without input messages gets the conversation so far (``replaykit.core.interop``);
+- an LLM step without input messages gets the conversation so far (``replaykit.core.trace.interop``);
 - a user message new in a request starts a turn (in the first request only the last one: the earlier
   ones are history the app sent along, turns of another trace or session);
 - a tool step without a call id answers the model's first open call of that tool; a call the model
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun
-from replaykit.core.interop import Conversation, Losses
-from replaykit.core.ir import (
+from replaykit.core.trace.interop import Conversation, Losses
+from replaykit.core.trace.ir import (
     Correlation,
     LLMResponse,
     Message,
@@ -34,7 +34,7 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
+from replaykit.core.trace.recorder import Recorder
 
 RECONSTRUCTED = Provenance.RECONSTRUCTED
 

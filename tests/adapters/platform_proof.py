@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.ir import Provenance
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 
 def import_runs(path: Path, fmt: str, store: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:

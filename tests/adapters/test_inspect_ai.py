@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from replaykit.adapters.inspect_ai import import_inspect_ai
-from replaykit.core.ir import Provenance
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
 from tests.adapters.platform_proof import bad_input_is_one_line, prove
 
 T0 = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from replaykit.adapters.langfuse import import_langfuse
-from replaykit.core.ir import Provenance
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
 from tests.adapters.platform_proof import bad_input_is_one_line, prove
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "platforms"

@@ -13,8 +13,8 @@ pytest.importorskip("langsmith")
 pytest.importorskip("langchain_core")
 
 from replaykit.adapters.langsmith import import_langsmith
-from replaykit.core.ir import Provenance
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
 from tests.adapters.platform_fixtures import THREAD, langchain_trace, openai_trace
 from tests.adapters.platform_proof import bad_input_is_one_line, prove
 
