@@ -33,6 +33,7 @@ from replaykit.adapters.platform_runs import (
     build_run,
 )
 from replaykit.core.errors import BadInput, MissingExtra
+from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.trace.interop import Losses
 from replaykit.core.trace.ir import (
     Correlation,
@@ -58,6 +59,11 @@ MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "function", "er
 
 
 def import_inspect_ai(path: Path) -> list[ImportedRun]:
+    with cyclic_gc_paused():  # an import builds many long-lived acyclic objects (core/gcpause.py)
+        return _import(Path(path))
+
+
+def _import(path: Path) -> list[ImportedRun]:
     log = _read(Path(path))
     samples = log.get("samples") or []
     if not samples:

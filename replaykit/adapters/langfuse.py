@@ -22,6 +22,7 @@ opaque event with its name, input, output and metadata. Usage and cost go to the
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from replaykit.adapters.platform_runs import (
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
-from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.trace.interop import Losses
 from replaykit.core.trace.ir import Correlation, Message, RunHeader, Source, ToolSpec, Usage
 from replaykit.core.trace.store import new_run_id
@@ -58,6 +59,11 @@ REASONING = ("output_reasoning_tokens", "reasoning_tokens", "output_reasoning")
 
 
 def import_langfuse(path: Path) -> list[ImportedRun]:
+    with cyclic_gc_paused():  # an import builds many long-lived acyclic objects (core/gcpause.py)
+        return _import(Path(path))
+
+
+def _import(path: Path) -> list[ImportedRun]:
     path = Path(path)
     traces, observations = _read(path)
     for obs in observations:
@@ -84,8 +90,12 @@ def _get(obj: dict[str, Any], camel: str, default: Any = None) -> Any:
     """A field by its API (camelCase) name, or the SDK's snake_case attribute name."""
     if camel in obj:
         return obj[camel]
-    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
-    return obj.get(snake, default)
+    return obj.get(_snake(camel), default)
+
+
+@functools.lru_cache(maxsize=256)
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
 def _documents(path: Path) -> list[tuple[str, Any]]:
@@ -210,6 +220,7 @@ class _Trace:
         self.observations = sorted(trace["observations"], key=self.start)
         self.t0 = _trace_start(trace) or dt.datetime.now(tz=dt.UTC)
         self.losses = Losses()
+        self.cache = pm.MessageCache()
         self.by_id = {str(_get(o, "id")): o for o in self.observations}
         self.root = self.find_root()
 
@@ -269,7 +280,7 @@ class _Trace:
     def generation(self, obs: dict[str, Any], where: str) -> LlmStep:
         at = self.timing(obs)
         raw_input = pm.maybe_json(obs.get("input"))
-        messages = pm.decode_list(raw_input, f"{where}.input")
+        messages = pm.decode_list(raw_input, f"{where}.input", self.cache)
         if messages is None and isinstance(raw_input, str):
             messages = [pm.decode(raw_input, where)]  # a completion prompt: one user message
         mine = dict((at.details or {}).get(PLATFORM) or {})
@@ -305,11 +316,10 @@ class _Trace:
 
     def tools(self, raw_input: Any, obs: dict[str, Any], where: str) -> list[ToolSpec] | None:
         for holder in (raw_input, obs.get("metadata"), _get(obs, "modelParameters")):
-            found = holder.get("tools") if isinstance(holder, dict) else None
-            found = pm.maybe_json(found)
-            if isinstance(found, list) and found and all(isinstance(t, dict) for t in found):
-                return [openai_chat.decode_tool(t if "type" in t else {"type": "function", "function": t},
-                                                f"{where}.tools[{i}]") for i, t in enumerate(found)]
+            found = pm.decode_tools(holder.get("tools"), f"{where}.tools", self.cache) \
+                if isinstance(holder, dict) else None
+            if found:
+                return found
         return None
 
     def tool(self, obs: dict[str, Any]) -> ToolStep:

@@ -35,9 +35,9 @@ from replaykit.adapters.platform_runs import (
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
-from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.trace.interop import Losses
-from replaykit.core.trace.ir import Correlation, Message, RunHeader, Source, ToolSpec, Usage
+from replaykit.core.trace.ir import Correlation, Message, RunHeader, Source, Usage
 from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.langsmith"
@@ -48,6 +48,11 @@ RUN_KEYS = ("id", "name", "run_type", "start_time", "trace_id")
 
 
 def import_langsmith(path: Path) -> list[ImportedRun]:
+    with cyclic_gc_paused():  # an import builds many long-lived acyclic objects (core/gcpause.py)
+        return _import(Path(path))
+
+
+def _import(path: Path) -> list[ImportedRun]:
     path = Path(path)
     runs = _read(path)
     if not runs:
@@ -176,6 +181,7 @@ class _Trace:
         self.source_name = source_name
         self.t0 = min(self.start(r) for r in runs)
         self.losses = Losses()
+        self.cache = pm.MessageCache()
         ids = {str(r["id"]) for r in runs}
         roots = [r for r in runs if not r.get("parent_run_id") or str(r["parent_run_id"]) not in ids]
         self.root = roots[0] if len(roots) == 1 else None
@@ -226,7 +232,7 @@ class _Trace:
         at = self.timing(run)
         inputs = pm.as_dict(run.get("inputs"))
         mine = dict((at.details or {}).get(PLATFORM) or {})
-        messages = pm.decode_list(inputs, f"{where}.inputs")
+        messages = pm.decode_list(inputs, f"{where}.inputs", self.cache)
         if messages is None and isinstance(inputs.get("prompts"), list) and inputs["prompts"]:
             messages = [pm.decode(str(inputs["prompts"][0]), where)]  # a completion model's prompt
         if messages is None and inputs:
@@ -258,15 +264,9 @@ class _Trace:
         if mine:
             at.details = {**(at.details or {}), PLATFORM: mine}
         return LlmStep(at=at, messages=messages, response=response, model=str(model) if model else None,
-                       params=params, tools=self.tools(invocation.get("tools") or inputs.get("tools"), where),
+                       params=params, tools=pm.decode_tools(invocation.get("tools") or inputs.get("tools"), f"{where}.tools", self.cache),
                        usage=usage_of(run) or extra.get("usage"), finish_reason=extra.get("finish_reason"),
                        response_id=extra.get("response_id"), error=run.get("error"))
-
-    def tools(self, found: Any, where: str) -> list[ToolSpec] | None:
-        if not isinstance(found, list) or not found or not all(isinstance(t, dict) for t in found):
-            return None
-        return [openai_chat.decode_tool(t if "type" in t else {"type": "function", "function": t},
-                                        f"{where}.tools[{i}]") for i, t in enumerate(found)]
 
     def tool(self, run: dict[str, Any]) -> ToolStep:
         at = self.timing(run)

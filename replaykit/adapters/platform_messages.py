@@ -31,6 +31,7 @@ from replaykit.core.trace.ir import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
     Usage,
 )
 
@@ -80,7 +81,40 @@ def decode(value: Any, where: str, *, default_role: str = "user") -> Message:
     return openai_chat.decode_message(value, where)
 
 
-def decode_list(value: Any, where: str) -> list[Message] | None:
+class MessageCache:
+    """Decoded messages by their JSON text. Platforms store every request whole, so a run's history comes
+    again in each later request: each distinct message is decoded once, and the requests of a run share
+    their message objects (which the recorder's delta encoding compares by identity first)."""
+
+    def __init__(self) -> None:
+        self.messages: dict[Any, Message] = {}
+        self.tools: dict[str, list[ToolSpec]] = {}
+        self.last: list[tuple[Any, Message]] = []  # the previous request: (raw, decoded) by position
+
+    def decode_all(self, values: list[Any], where: str) -> list[Message]:
+        """A request's messages; a message equal to the previous request's at its position (a history
+        prefix, the usual case) is that request's object, found by one comparison."""
+        last = self.last
+        out = [last[i][1] if i < len(last) and last[i][0] == value else self.decode(value, f"{where}[{i}]")
+               for i, value in enumerate(values)]
+        self.last = list(zip(values, out, strict=True))
+        return out
+
+    def decode(self, value: Any, where: str) -> Message:
+        if not isinstance(value, dict):
+            return decode(value, where)
+        key: Any
+        if all(v is None or type(v) in (str, int, bool) for v in value.values()):
+            key = tuple(value.items())  # most messages: hashing their strings beats serialising them
+        else:
+            key = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        found = self.messages.get(key)
+        if found is None:
+            found = self.messages[key] = decode(value, where)
+        return found
+
+
+def decode_list(value: Any, where: str, cache: MessageCache | None = None) -> list[Message] | None:
     """The messages of a request input, or None when ``value`` holds no message list."""
     value = maybe_json(value)
     if isinstance(value, dict) and "messages" in value:
@@ -88,8 +122,27 @@ def decode_list(value: Any, where: str) -> list[Message] | None:
         if isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
             value = value[0]  # a LangChain batch of one prompt
     if isinstance(value, list) and value and all(is_message(m) for m in value):
+        if cache is not None:
+            return cache.decode_all(value, where)
         return [decode(m, f"{where}[{i}]") for i, m in enumerate(value)]
     return None
+
+
+def decode_tools(value: Any, where: str, cache: MessageCache | None = None) -> list[ToolSpec] | None:
+    """Tool declarations in OpenAI's shape (``{"type": "function", "function": {...}}``, or the bare
+    function), as LangChain's ``bind_tools``, the OpenAI wrapper and Langfuse's integration keep them; the
+    same declarations give the same list object (the recorder then hashes them once)."""
+    value = maybe_json(value)
+    if not isinstance(value, list) or not value or not all(isinstance(t, dict) for t in value):
+        return None
+    key = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    found = cache.tools.get(key) if cache is not None else None
+    if found is None:
+        found = [openai_chat.decode_tool(t if "type" in t else {"type": "function", "function": t},
+                                         f"{where}[{i}]") for i, t in enumerate(value)]
+        if cache is not None:
+            cache.tools[key] = found
+    return found
 
 
 def decode_output(value: Any, where: str) -> tuple[Message, dict[str, Any]] | None:
