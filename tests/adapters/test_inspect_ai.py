@@ -127,6 +127,9 @@ def test_one_run_per_sample_with_the_eval_and_its_scores(log_file: Path) -> None
                                             "run_end"]
     assert {s.event.provenance for s in run.steps} == {Provenance.RECONSTRUCTED}
     call, _ = run.llm_calls()
+    # Inspect writes model inputs as references into a message pool (input_refs); its reader resolves them.
+    assert [[m.role for m in run.request_messages(c)] for c in run.llm_calls()] == [
+        ["system", "user"], ["system", "user", "assistant", "tool"]]
     assert call.request.params["temperature"] == 0.0 and call.request.params["max_tokens"] == 200
     assert [t.name for t in run.request_tools(call.request) or []] == ["get_weather"]
     assert call.response.usage is not None and call.response.usage.input_tokens == 60
@@ -186,3 +189,11 @@ def test_a_broken_eval_archive_is_one_line(tmp_path: Path, capsys: pytest.Captur
     path = tmp_path / "broken.eval"
     path.write_bytes(write_log(tmp_path / "ok.eval").read_bytes()[:300])
     bad_input_is_one_line(path, "inspect-ai", tmp_path, capsys, "not an Inspect AI eval log")
+
+
+def test_without_the_extra_the_error_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch, log_file: Path) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as if inspect_ai were not installed
+    bad_input_is_one_line(log_file, "inspect-ai", tmp_path, capsys, "pip install 'replaykit[inspect-ai]'")
