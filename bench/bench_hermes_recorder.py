@@ -274,7 +274,7 @@ def retained_memory(n: int) -> dict[str, Any]:
         tracemalloc.stop()
         capture.close_all()
         plugin._capture = None
-    messages = n // ls.STEPS_PER_TURN * 11 + 1  # per turn: user, 4 assistant, 5 tool, final; + system
+    messages = ls.messages_of(n)
     return {"steps": n, "messages": messages, "held_bytes": held, "bytes_per_message": round(held / messages, 1)}
 
 
