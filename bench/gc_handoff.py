@@ -59,8 +59,17 @@ def _patch(mode: str) -> None:
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "full"
-    _patch(mode)
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     gc.callbacks.append(_on_gc)
+    if mode == "baseline":  # Hermes's loop alone
+        for _ in range(2):
+            _collections[:] = [0, 0]
+            _gc_seconds[0] = 0.0
+            stats = ls.drive(steps, clock=time.thread_time)
+            print(f"{mode}: Hermes's thread {stats.seconds:.3f} s, {_collections[0]} collections "
+                  f"({_collections[1]} full), GC {_gc_seconds[0] * 1e3:.0f} ms")
+        return
+    _patch(mode)
     for _ in range(2):
         with tempfile.TemporaryDirectory() as tmp:
             plugin._capture = capture = plugin.build_capture(Path(tmp))
@@ -68,7 +77,7 @@ def main() -> None:
             plugin.register(bus)
             _collections[:] = [0, 0]
             _gc_seconds[0] = 0.0
-            stats = ls.drive(1000, bus, clock=time.thread_time)
+            stats = ls.drive(steps, bus, clock=time.thread_time)
             seen, seconds = list(_collections), _gc_seconds[0]
             capture.verifier.wait()
             capture.syncer.wait()

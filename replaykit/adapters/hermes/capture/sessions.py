@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath
-from replaykit.adapters.hermes.capture.wire_deltas import RequestChain, Verifier
+from replaykit.adapters.hermes.capture.wire_deltas import RequestChain
 from replaykit.adapters.hermes.syncer import BackgroundSyncer
 from replaykit.core.ir import Correlation, Lineage, RunHeader, Source, ToolSpec
 from replaykit.core.recorder import Recorder
@@ -61,12 +61,12 @@ class HermesRecorder(Recorder):
 @dataclass(slots=True)
 class SessionRun:
     """Capture state of one Hermes session (= one replaykit run). Per-turn maps are cleared at turn end,
-    so what it holds does not grow with the conversation beyond one reference per message (``requests``)."""
+    so what it holds does not grow with the conversation beyond its own copy of the last request's containers (``requests``)."""
 
     session_id: str
     recorder: HermesRecorder
     lock: threading.RLock = field(default_factory=threading.RLock)
-    requests: RequestChain = field(default_factory=RequestChain)
+    requests: RequestChain = field(default_factory=RequestChain)  # own copy of the last request's messages
     raw_tools: Any = None
     ir_tools: list[ToolSpec] | None = None
     attempts: dict[str, int] = field(default_factory=dict)  # api_request_id -> attempts written (this turn)
@@ -104,7 +104,6 @@ class SessionCapture:
         self._active_tools: set[tuple[str, str]] = set()
         self._local = threading.local()
         self.syncer = BackgroundSyncer()
-        self.verifier = Verifier()
         atexit.register(self.close_all)
 
     # ------------------------------------------------------------------ sessions
@@ -143,7 +142,6 @@ class SessionCapture:
         return SessionRun(session_id=session_id, recorder=recorder)
 
     def close_all(self) -> None:
-        self.verifier.wait()
         with self._lock:
             states = list(self._sessions.values())
         for state in states:
@@ -213,7 +211,6 @@ class SessionCapture:
         if not session_id or session_id not in self._sessions:
             return
         state = self._sessions[session_id]
-        self.verifier.wait()  # any request_fix lands before the run's end
         with state.lock:
             if state.closed:
                 return
