@@ -137,7 +137,7 @@ def _record(tmp_path: Path, n_steps: int, rewrite_turn: int | None,
 
 
 def test_a_rewrite_in_the_middle_is_restated(tmp_path):
-    path, sent, cap = _record(tmp_path, 60, rewrite_turn=4)
+    path, sent, _ = _record(tmp_path, 60, rewrite_turn=4)
     run = Run.load(path)
     assert _restated(run) == 2  # the edited request, and the next one (which has the original back)
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
@@ -145,7 +145,7 @@ def test_a_rewrite_in_the_middle_is_restated(tmp_path):
 
 
 def test_the_long_session_records_every_request_exactly(tmp_path):
-    path, sent, cap = _record(tmp_path, 60, rewrite_turn=None)
+    path, sent, _ = _record(tmp_path, 60, rewrite_turn=None)
     run = Run.load(path)
     assert _restated(run) == 0
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
@@ -185,7 +185,7 @@ def _edit_just_outside_the_window(messages: list[Any]) -> None:
 
 @pytest.mark.parametrize("edit", [_edit_tool_arguments, _edit_extra_key, _edit_just_outside_the_window])
 def test_hostile_edits_of_old_messages_still_rebuild_every_request_exactly(tmp_path, edit):
-    path, sent, cap = _record(tmp_path, 40, rewrite_turn=2, edit=edit)
+    path, sent, _ = _record(tmp_path, 40, rewrite_turn=2, edit=edit)
     run = Run.load(path)
     assert _restated(run) == 2  # the edited request and the next one
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
