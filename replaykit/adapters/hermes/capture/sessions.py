@@ -245,7 +245,11 @@ class SessionCapture:
 
 
 def _tail_state(path: Path) -> tuple[int, float]:
-    """Next seq and last time offset of an existing run file; a torn tail is cut off first."""
+    """Next seq and last time offset of an existing run file; a torn tail is cut off first (a compacted
+    run is expanded back to plain lines: the session appends to it)."""
+    from replaykit.core.compact import expand_run
+
+    expand_run(path)
     with open(path, "rb") as fh:
         data = fh.read()
     if data and not data.endswith(b"\n"):
