@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from long_session import SESSION_ID, unique_content_bytes, write_long_session_run  # noqa: E402
+from long_session import SESSION_ID, unique_content_bytes, write_long_session_run
 
 TARGET_PLAIN = 2.5
 TARGET_COMPACT = 0.5
@@ -41,7 +41,7 @@ def _cpu(fn: Callable[[], Any], repeats: int = 5) -> float:
 
 
 def _loads_every_line(path: Path) -> int:
-    from replaykit.core.store_index import open_trace_file
+    from replaykit.core.trace.store_index import open_trace_file
 
     handle = open_trace_file(path)
     try:
@@ -51,8 +51,8 @@ def _loads_every_line(path: Path) -> int:
 
 
 def bench(steps: int) -> list[dict[str, Any]]:
-    from replaykit.core.compact import compact_run
-    from replaykit.core.inspect_view import inspect_trace
+    from replaykit.core.analysis.inspect_view import inspect_trace
+    from replaykit.core.trace.compact import compact_run
 
     rows: list[dict[str, Any]] = []
     unique = unique_content_bytes(steps)

@@ -175,7 +175,7 @@ def _variant(name: str) -> Iterator[None]:
     capture's copy (keeps Hermes's dicts one request longer: the design before issue 27, minus its
     verifier thread), ``unverified``: no comparison of the earlier messages at all (gives up exactness)."""
     from replaykit.adapters.hermes.capture import wire_deltas
-    from replaykit.core.store import RunWriter
+    from replaykit.core.trace.store import RunWriter
 
     saved: list[tuple[Any, str, Any]] = []
 
@@ -286,7 +286,7 @@ def _long_policy() -> Any:
 
 def whole_run(turns: int) -> dict[str, Any] | None:
     """A real offline Hermes session of ``turns`` user turns (11 steps each), plugin on then off."""
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
     from replaykit.testing.hermes_harness import HermesSandbox, hermes_available
     from replaykit.testing.scripted_server import ScriptedServer
 

@@ -21,9 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     # stdlib only (no pydantic): the listing, the reference rules and the compaction itself.
-    from replaykit.core.compact import RunNotClosed, compact_run
     from replaykit.core.errors import BadInput
-    from replaykit.core.store_index import default_store_root, iter_summaries, resolve_ref
+    from replaykit.core.trace.compact import RunNotClosed, compact_run
+    from replaykit.core.trace.store_index import default_store_root, iter_summaries, resolve_ref
 
     if bool(args.runs) == bool(args.all):
         raise BadInput("compact: name RUN... or --all (not both)")

@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.compact import RunNotClosed, compact_run, expand_run
+from replaykit.core.analysis.inspect_view import inspect_trace
 from replaykit.core.errors import TraceError
-from replaykit.core.inspect_view import inspect_trace
-from replaykit.core.ir import RunHeader, Source
-from replaykit.core.replay import replay_path
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, RunWriter, iter_trace
-from replaykit.core.store_index import COMPACT_MAGIC, first_line, is_compacted, iter_summaries
+from replaykit.core.replay.replay import replay_path
+from replaykit.core.trace.compact import RunNotClosed, compact_run, expand_run
+from replaykit.core.trace.ir import RunHeader, Source
+from replaykit.core.trace.reader import iter_trace
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, RunWriter
+from replaykit.core.trace.store_index import COMPACT_MAGIC, first_line, is_compacted, iter_summaries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import long_session  # noqa: E402
+import long_session
 
 RUN_ID = "hermes-" + long_session.SESSION_ID
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
-from replaykit.core.store import TRACE_SUFFIX, RunStore
-from replaykit.core.store_index import first_line
+from replaykit.core.trace.store import TRACE_SUFFIX, RunStore
+from replaykit.core.trace.store_index import first_line
 
 #: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
 MANIFEST = "manifest.jsonl"

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.adapters.hermes import fastpath
-from replaykit.core import jsonsafe
-from replaykit.core.ir import Message
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Message
 
 CHAT = "openai-chat"
 
@@ -52,10 +52,10 @@ def _convert(api: str, element: Any) -> list[Message]:
     """One raw element -> IR messages through the shared provider codecs (so every engine re-encodes a
     recorded request the same way)."""
     if api == CHAT:
-        from replaykit.core.codecs import openai_chat
+        from replaykit.core.trace.codecs import openai_chat
 
         return [openai_chat.decode_message(element)]
-    from replaykit.core import codecs
+    from replaykit.core.trace import codecs
 
     if isinstance(element, tuple):
         kind, value = element
@@ -66,10 +66,10 @@ def _convert(api: str, element: Any) -> list[Message]:
             body.setdefault("messages", [])
         return list(codecs.decode_request(api, body).messages)
     if api == "openai-responses":
-        from replaykit.core.codecs import openai_responses
+        from replaykit.core.trace.codecs import openai_responses
 
         return list(openai_responses.decode_items([element]))
-    from replaykit.core.codecs import anthropic
+    from replaykit.core.trace.codecs import anthropic
 
     return [anthropic.decode_message(element, "message")]
 
