@@ -4,6 +4,7 @@ Counts collections (``gc.callbacks``) and their CPU on the long session (``bench
 1000 tool-using steps unless a size is given) through the real plugin, as shipped and with variants:
 
     PYTHONPATH=$PWD python bench/gc_handoff.py baseline [N]      # Hermes's loop alone, no plugin
+    PYTHONPATH=$PWD python bench/gc_handoff.py noop [N]          # a plugin whose callbacks do nothing
     PYTHONPATH=$PWD python bench/gc_handoff.py full [N]          # as shipped (own copy of the last request)
     PYTHONPATH=$PWD python bench/gc_handoff.py hermes_lists [N]  # compare against Hermes's previous list
     PYTHONPATH=$PWD python bench/gc_handoff.py none [N]          # no comparison of earlier messages
@@ -51,18 +52,25 @@ def _patch(mode: str) -> None:
     elif mode == "none":
         wire_deltas.same_prefix = lambda raw, seen, n: True  # type: ignore[assignment]
     elif mode != "full":
-        raise SystemExit(f"unknown mode {mode!r}: baseline, full, hermes_lists or none")
+        raise SystemExit(f"unknown mode {mode!r}: baseline, noop, full, hermes_lists or none")
 
 
 def main() -> None:
     mode = sys.argv[1] if len(sys.argv) > 1 else "full"
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     gc.callbacks.append(_on_gc)
-    if mode == "baseline":  # Hermes's loop alone
+    if mode in ("baseline", "noop"):  # Hermes's loop alone; with a plugin whose callbacks do nothing
         for _ in range(2):
             _collections[:] = [0, 0]
             _gc_seconds[0] = 0.0
-            stats = ls.drive(steps, clock=time.thread_time)
+            bus = ls.HermesBus()
+            if mode == "noop":  # Hermes's own dispatch of the same middleware and hooks
+                for kind in ("llm_execution", "tool_execution"):
+                    bus.register_middleware(kind, lambda **kw: kw["next_call"]())
+                for name in ("on_session_start", "pre_llm_call", "post_tool_call", "post_llm_call", "on_session_end",
+                             "on_session_finalize"):
+                    bus.register_hook(name, lambda **kw: None)
+            stats = ls.drive(steps, bus, clock=time.thread_time)
             print(f"{mode}: Hermes's thread {stats.seconds:.3f} s, {_collections[0]} collections "
                   f"({_collections[1]} full), GC {_gc_seconds[0] * 1e3:.0f} ms")
         return
