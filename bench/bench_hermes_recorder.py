@@ -4,7 +4,7 @@
    REAL plugin (``register(ctx)`` on a stand-in plugin manager), every event written to a real run store
    as it happens. Baseline, measured in the same process, alternating: the same Hermes-shaped loop with no
    plugin. Figures: net CPU per Hermes event (hooks and middleware points alike) for the whole process
-   (every replaykit thread included: fsync, request verification) and for Hermes's thread alone; the
+   (every replaykit thread included: the turn-end fsync) and for Hermes's thread alone; the
    log-log slope of the total recorder cost from N = 100 to N = 1000; the recorder's retained memory per
    message; the trace's bytes against the unique content.
 2. A real offline Hermes run of >= 200 steps against the scripted server (needs hermes-agent): plugin on
@@ -412,7 +412,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--whole-turns", type=int, default=20, help="user turns of the real Hermes run (0: skip)")
     parser.add_argument("--what-if", action="store_true",
-                        help="also price each option at the largest size (batched writes, inline or no verification)")
+                        help="also price each option at the largest size (batched writes, comparing with Hermes's lists, no comparison)")
     parser.add_argument("--json", action="store_true", help="end with one line: the rows for bench/run_all.py")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:  # one-time imports and first-call set-up, not per event
