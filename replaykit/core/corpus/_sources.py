@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
-from replaykit.core.trace.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
+from replaykit.core.trace.store import TRACE_SUFFIX, RunStore
+from replaykit.core.trace.store_index import first_line
 
 #: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
 MANIFEST = "manifest.jsonl"
@@ -37,8 +38,7 @@ def _redacted_from(path: Path) -> str | None:
     """The source run id when ``path`` is a redacted copy, else None. A header that cannot be read is
     not a copy: the worker will report the run as damaged instead of it vanishing silently here."""
     try:
-        with open(path, "rb") as handle:
-            header = json.loads(handle.readline(MAX_LINE_BYTES))
+        header = json.loads(first_line(path))  # plain or compacted
         lineage = header.get("lineage") if isinstance(header, dict) else None
         if isinstance(lineage, dict) and lineage.get("relation") == "redaction":
             return str(lineage.get("parent_run_id"))
