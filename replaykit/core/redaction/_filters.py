@@ -22,7 +22,10 @@ class Span(NamedTuple):
 
 
 _NON_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\s'’.-]")
-_NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION", "NRP"})
+_NER_ENTITIES = frozenset({"PERSON", "PERSON_NAME", "LOCATION", "ORGANIZATION", "NRP"})
+#: names found by replaykit's own rules (lexicon, cues, scripts, the re-cased model pass): their case
+#: was already judged by the rule that found them; reported as PERSON once filtered
+TRUSTED_NAME = "PERSON_NAME"
 _SECRET_ENTITIES = frozenset(secret_entities())
 _PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
 # Characters that never occur in a person's or a place's name but are everywhere in code.
@@ -79,12 +82,14 @@ def _keep(text: str, span: Span) -> bool:
             return False
         if stripped.lower() in NER_STOPWORDS or stripped.split()[0].lower() in NER_STOPWORDS:
             return False
-        if not stripped[0].isupper() and not _name_like(stripped):
+        if span.entity != TRUSTED_NAME and not stripped[0].isupper() and not _name_like(stripped):
             return False
-        if span.entity == "PERSON" and _not_a_person(text, span, stripped):
+        if span.entity in ("PERSON", TRUSTED_NAME) and _not_a_person(text, span, stripped):
             return False
         if span.entity == "PERSON" and span.score >= 0.85 and _NON_LATIN.search(stripped):
             return False  # the English model on another script is noise; _names handles scripts
+        if span.entity == "PERSON" and span.score >= 0.85 and not _model_name_ok(text, span, stripped):
+            return False
     if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
     if span.entity == "IP_ADDRESS" and (_is_non_personal_ip(value) or _in_remote(text, span)):
@@ -92,6 +97,30 @@ def _keep(text: str, span: Span) -> bool:
     if span.entity == "EMAIL_ADDRESS" and _in_remote(text, span):
         return False
     return True
+
+
+_PERSON_VERB = re.compile(
+    r"\s+(?:says|said|asked|asks|wants|wanted|approved|reported|joined|confirmed|wrote|replied|sent|"
+    r"thinks|agreed|called|prefers|moved|reviewed)\b")
+_PERSON_CUE = re.compile(
+    r"(?i:\b(?:mr|mrs|ms|dr|prof|dear|hi|hello|hey|thanks|customer|user|contact|with|by|from|to|cc|ask|tell|"
+    r"ping|per|and|named|called)\.?,?)\s+$")
+
+
+_PARTICLES = frozenset("van von de da del der den di al el bin ibn le la dos du".split())
+
+
+def _model_name_ok(text: str, span: Span, value: str) -> bool:
+    """The model's PERSON hits that are capitalised nouns in other languages, products and acronyms
+    (``Buchhaltung``, ``Grafana``, ``Meine IBAN``) are not names: a single word needs a given name,
+    a cue before it or a person's verb after it; no word of a name is an acronym."""
+    words = value.split()
+    if len(words) > 1:
+        if any(w[:1].islower() and w not in _PARTICLES for w in words):
+            return False  # "Kundennummer und Bestellnummer": a name's words are capitalised
+        return not any(_ALL_CAPS_WORD.match(w) for w in words) or all(_ALL_CAPS_WORD.match(w) for w in words)
+    return _name_like(value) or bool(_PERSON_CUE.search(text[max(0, span.start - 16):span.start])) or \
+        bool(_PERSON_VERB.match(text, span.end))
 
 
 def _name_like(value: str) -> bool:
@@ -171,6 +200,9 @@ def _priority(span: Span) -> tuple[int, int, float]:
     return (1 if span.entity in _SECRET_ENTITIES else 0, span.end - span.start, span.score)
 
 
+ALIASES = {TRUSTED_NAME: "PERSON"}
+
+
 def resolve_overlaps(spans: list[Span]) -> tuple[Span, ...]:
     accepted: list[Span] = []
     for span in sorted(spans, key=_priority, reverse=True):
@@ -201,7 +233,9 @@ def _trim(text: str, span: Span) -> Span:
 
 _LEADING_NOT_NAME = frozenset(
     "sorry thanks thank hi hello hey dear welcome ok okay yes no please cc to from mr mrs ms dr prof "
-    "regards cheers ask call email tell ping assign".split()
+    "regards cheers ask call email tell ping assign "
+    # articles and determiners of other languages: "Der Mitarbeiter", "Meine IBAN" start no name
+    "der die das den dem des ein eine einen meine mein unser unsere la le les el los las il lo gli une un".split()
 )
 
 
@@ -216,4 +250,4 @@ def filter_spans(text: str, spans: list[Span]) -> tuple[Span, ...]:
     protected = placeholder_spans(text)
     if protected:
         kept = [s for s in kept if all(s.end <= a or s.start >= b for a, b in protected)]
-    return resolve_overlaps(kept)
+    return tuple(Span(s.start, s.end, ALIASES.get(s.entity, s.entity), s.score) for s in resolve_overlaps(kept))

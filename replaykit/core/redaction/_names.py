@@ -72,6 +72,92 @@ _HI_CUE = re.compile(r"(?:ग्राहक|श्री|श्रीमती|
 Found = list[tuple[int, int, float]]
 
 
+# ------------------------------------------------------------------------ lower-case names by context
+# The English word list of the installed spaCy pipeline's lemmatizer (WordNet's index, 83 k words):
+# a lower-case word after a person cue ("ping tobias", "customer kofi") is a name when it is not an
+# English word. Only the table is read (no pipeline is loaded), so pattern mode can use it too.
+_VOCAB: frozenset[str] | None = None
+
+
+def english_words() -> frozenset[str]:
+    global _VOCAB
+    if _VOCAB is None:
+        _VOCAB = _load_vocab()
+    return _VOCAB
+
+
+def _load_vocab() -> frozenset[str]:
+    try:
+        import spacy
+        from spacy.lookups import Lookups
+    except ImportError:
+        return frozenset()
+    from ._engine_models import installed_models
+
+    for model in installed_models():
+        path = spacy.util.get_package_path(model) if spacy.util.is_package(model) else None
+        if path is None:
+            continue
+        for candidate in path.glob("**/lemmatizer/lookups/lookups.bin"):
+            table = Lookups().from_disk(candidate.parent).get_table("lemma_index")
+            words: set[str] = set()
+            for pos in table:
+                words.update(w for w in table[pos] if "_" not in w)
+            return frozenset(words)
+    return frozenset()
+
+
+# Words that introduce a person (what follows them is a name when it is no English word).
+_CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hello|thanks|thank\s+you|dear|"
+         r"by|from|with|to|assign(?:ed)?\s+to|spoke\s+with|talk\s+to|talked\s+to|call|called|email|emailed|"
+         r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
+_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24})(?:\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24}))?(?![\w@./])")
+# A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
+_START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{2,24})\s+(?=(?:is|was|says|said|asked|wants|"
+                          r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
+                          r"confirmed|replied|wrote|sent|needs|agreed)\b)")
+
+
+def unknown_word(word: str) -> bool:
+    """A given name, or a word that is no English word (nor a stop word): what a name can be."""
+    w = word.casefold()
+    if w in FIRST_NAMES:
+        return True
+    if w in _NOT_SURNAME or w in _LOWER_STOP or len(w) < 3:
+        return False
+    vocab = english_words()
+    return bool(vocab) and w not in vocab and w.rstrip("s") not in vocab
+
+
+_LOWER_STOP = frozenset("""
+i me my we us our you your he him his she her it its they them their this that these those here there
+everyone everybody someone anyone team all both again also just now then today tomorrow yesterday
+ok okay yes no not please thanks sure asap pr prs ci cd qa ops devops admin root sudo me
+""".split())
+
+
+def lower_case_names(text: str) -> Found:
+    """Lower-case names after a cue, or starting a sentence before a person's verb."""
+    if not any(c.islower() for c in text):
+        return []
+    from ._filters import NER_STOPWORDS
+
+    out: Found = []
+    for m in _CUE_LOWER.finditer(text):
+        first, second = m.group(1), m.group(2)
+        if first.casefold() in NER_STOPWORDS or not unknown_word(first):
+            continue
+        end = m.end(1)
+        if second and second.casefold() not in NER_STOPWORDS and unknown_word(second):
+            end = m.end(2)
+        out.append((m.start(1), end, 0.6))
+    for m in _START_LOWER.finditer(text):
+        word = m.group(1)
+        if word.casefold() not in NER_STOPWORDS and unknown_word(word):
+            out.append((m.start(1), m.end(1), 0.6))
+    return out
+
+
 _FIRST = re.compile(r"(?<![\w@.])(?i:" + "|".join(sorted(FIRST_NAMES, key=len, reverse=True)) + r")(?!\w)")
 
 
@@ -121,8 +207,24 @@ def _script_names(text: str) -> Found:
 _HAS_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 
 
+_CAP_PAIR = re.compile(r"(?<![\w@./-])(?=([A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-Z]?[a-zß-ÿ]+)?|(?:Mc|Mac|O['’])[A-Z][a-z]+)"
+                       r"\s(?:(?:van|von|de|da|del|der|di|dos|du|le|la)\s)?((?:Mc|Mac|O['’])?[A-ZÀ-Þ][a-zß-ÿ]+(?:-[A-Z][a-zß-ÿ]+)?)(?![\w@/-]))")
+
+
+def foreign_name_pairs(text: str) -> Found:
+    """Two capitalised words, neither of them an English word (``Fiona McAllister``, ``Tomás
+    Ferreira``): a name in any position, in both modes, whatever the model makes of it."""
+    out: Found = []
+    for m in _CAP_PAIR.finditer(text):
+        first, second = m.group(1), m.group(2)
+        if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
+                first.casefold() not in _NOT_SURNAME and second.casefold() not in _NOT_SURNAME:
+            out.append((m.start(1), m.end(2), 0.65))
+    return out
+
+
 def find_names(text: str) -> Found:
-    found = _latin(text)
+    found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
     if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
         found += _script_names(text)
     return found
