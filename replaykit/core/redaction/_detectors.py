@@ -261,6 +261,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z]{2,}(?:[-_.][A-Za-z]{2,})*(?:[-_.#]?[A-Za-z]?
 
 def secret_shaped(value: str) -> bool:
     """The shape of a secret, whatever word came before it (a keyword alone is not enough)."""
+    if len(value) < 16 and not re.search(r"[!@#$%^&*~+]", value):
+        return False  # fp_3aa7262c27, build-7f3a9c: short ids; a short secret has a symbol in it
     return not _IDENTIFIER.fullmatch(value) and random_looking(value)
 
 

@@ -143,22 +143,25 @@ def build_analyzer(config: EngineConfig, *, gated: bool = True) -> Any:
     return pa.AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=["en"])
 
 
-_CASE_RUN = re.compile(r"(?<![\w@./-])(?:[a-zà-ÿ]{2,}|[A-ZÀ-Þ]{2,})(?: (?:[a-zà-ÿ]{2,}|[A-ZÀ-Þ]{2,}))+(?![\w@/-])")
+_CASE_RUN = re.compile(r"(?<![\w@./-])(?:[a-zà-ÿ]{2,}(?: [a-zà-ÿ]{2,})+|[A-ZÀ-Þ][A-ZÀ-Þ'’]+(?: [A-ZÀ-Þ][A-ZÀ-Þ'’]+)+)(?![\w@/-])")
 
 
 def recase(text: str) -> str | None:
     """``text`` with the words of lower-case or ALL-CAPS runs that are no English word Title-cased
     (``ok so marcus ohlsson said`` -> ``ok so Marcus Ohlsson said``), or None if there are none."""
-    from ._names import unknown_word
+    from ._names import mostly_foreign, unknown_word
 
+    if mostly_foreign(text):
+        return None  # German or French prose: its unknown words are nouns and verbs, not names
     changed = False
 
     def title(m: re.Match[str]) -> str:
         nonlocal changed
         words = m.group().split(" ")
+        shouting = words[0].isupper()  # an ALL-CAPS run of two words or more, not one acronym
         for k, w in enumerate(words):
             t = w.title()
-            if len(t) == len(w) and t != w and (w.isupper() or unknown_word(w)):
+            if len(t) == len(w) and t != w and (shouting or unknown_word(w)):
                 words[k] = t
                 changed = True
         return " ".join(words)

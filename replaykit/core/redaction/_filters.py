@@ -103,7 +103,7 @@ _PERSON_VERB = re.compile(
     r"\s+(?:says|said|asked|asks|wants|wanted|approved|reported|joined|confirmed|wrote|replied|sent|"
     r"thinks|agreed|called|prefers|moved|reviewed)\b")
 _PERSON_CUE = re.compile(
-    r"(?i:\b(?:mr|mrs|ms|dr|prof|dear|hi|hello|hey|thanks|customer|user|contact|with|by|from|to|cc|ask|tell|"
+    r"(?i:\b(?:mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|with|by|from|to|cc|ask|tell|"
     r"ping|per|and|named|called)\.?,?)\s+$")
 
 
@@ -203,7 +203,24 @@ def _priority(span: Span) -> tuple[int, int, float]:
 ALIASES = {TRUSTED_NAME: "PERSON"}
 
 
+def _merge_names(spans: list[Span]) -> list[Span]:
+    """Name spans that overlap become one (``Müşteri Zeynep`` from the model and ``Zeynep Yılmaz``
+    from a rule): keeping the longer alone would leave the other's surname in the clear."""
+    names = sorted((s for s in spans if s.entity in ("PERSON", TRUSTED_NAME)), key=lambda s: s.start)
+    if len(names) < 2:
+        return spans
+    merged: list[Span] = []
+    for s in names:
+        if merged and s.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Span(last.start, max(last.end, s.end), TRUSTED_NAME, max(last.score, s.score))
+        else:
+            merged.append(s)
+    return [s for s in spans if s.entity not in ("PERSON", TRUSTED_NAME)] + merged
+
+
 def resolve_overlaps(spans: list[Span]) -> tuple[Span, ...]:
+    spans = _merge_names(spans)
     accepted: list[Span] = []
     for span in sorted(spans, key=_priority, reverse=True):
         if all(span.end <= a.start or span.start >= a.end for a in accepted):

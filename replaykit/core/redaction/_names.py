@@ -113,7 +113,7 @@ _CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hel
          r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
 _CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24})(?:\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24}))?(?![\w@./])")
 # A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
-_START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{2,24})\s+(?=(?:is|was|says|said|asked|wants|"
+_START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{1,23}[a-zà-ÿ])\s+(?=(?:is|was|says|said|asked|wants|"
                           r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
                           r"confirmed|replied|wrote|sent|needs|agreed)\b)")
 
@@ -211,6 +211,25 @@ _CAP_PAIR = re.compile(r"(?<![\w@./-])(?=([A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-Z]?[
                        r"\s(?:(?:van|von|de|da|del|der|di|dos|du|le|la)\s)?((?:Mc|Mac|O['’])?[A-ZÀ-Þ][a-zß-ÿ]+(?:-[A-Z][a-zß-ÿ]+)?)(?![\w@/-]))")
 
 
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{2,}")
+# Function words of the other languages written in Latin script: never part of a name pair.
+_FOREIGN_STOP = frozenset("""
+der die das den dem des ein eine einen einem meine mein unser unsere und oder nicht ist sind bitte
+le la les un une des du et ou est sont pour avec dans sur el los las una unos y o es son para con en
+il lo gli uno di che per non het een en van op te san santa são sankt saint bay area
+""".split())
+
+
+def mostly_foreign(text: str) -> bool:
+    """Most of the words of ``text`` are no English word: German or French prose, where every noun
+    is capitalised or unknown, and the name rules that rest on English words do not apply."""
+    words = _WORD.findall(text)
+    if len(words) < 3:
+        return bool(words) and all(unknown_word(w) and w.casefold() not in FIRST_NAMES for w in words)
+    unknown = sum(unknown_word(w) and w.casefold() not in FIRST_NAMES for w in words)
+    return unknown * 2 > len(words)
+
+
 def foreign_name_pairs(text: str) -> Found:
     """Two capitalised words, neither of them an English word (``Fiona McAllister``, ``Tomás
     Ferreira``): a name in any position, in both modes, whatever the model makes of it."""
@@ -218,8 +237,10 @@ def foreign_name_pairs(text: str) -> Found:
     for m in _CAP_PAIR.finditer(text):
         first, second = m.group(1), m.group(2)
         if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
-                first.casefold() not in _NOT_SURNAME and second.casefold() not in _NOT_SURNAME:
-            out.append((m.start(1), m.end(2), 0.65))
+                not {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP):
+            line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) % (len(text) + 1)]
+            if not mostly_foreign(line):
+                out.append((m.start(1), m.end(2), 0.65))
     return out
 
 

@@ -40,7 +40,7 @@ _STREET_SUFFIX = (
 _TAIL = (
     r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[0-9A-Za-z-]{1,6})?"
     r"(?:,\s*[A-Z][A-Za-z.'-]+(?:\s[A-Z][A-Za-z.'-]+){0,2}){0,2}"
-    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|[A-Z]{2}\s+[A-Z]\d[A-Z]\s?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}"
+    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|(?:[A-Z]{2}\s+)?[A-Z]\d[A-Z]\s?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}"
     r"|(?:[A-Z]{2,3}\s+)?\d{4,5}))?"
 )
 ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
