@@ -19,6 +19,7 @@ _os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
+from ._header import HEADER_FIELDS, content_free_header
 from ._hook import REDACT_ENV, RedactingWriter, maybe_redacting
 from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
@@ -40,6 +41,7 @@ __all__ = [
     "PATTERN_ENTITIES",
     "REDACT_ENV",
     "SECRET_PATTERNS",
+    "HEADER_FIELDS",
     "AnalysisEngine",
     "EngineConfig",
     "PlaceholderMap",
@@ -49,6 +51,7 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "Span",
+    "content_free_header",
     "corpus_run_id",
     "get_engine",
     "iter_redacted",

@@ -31,6 +31,7 @@ from replaykit.core.run import request_of, tool_message_of
 from replaykit.core.serve import check_ref, expand_refs
 
 from ._engine import Mode
+from ._header import content_fields
 from ._redactor import Redactor
 
 # Keys of an event dump whose string values are content to redact (per event kind). Anything not
@@ -198,9 +199,10 @@ def redact_header(header: RunHeader, redactor: Redactor, *, new_run_id: str, mod
     data = jsonsafe.model_data(header)
     p = _Pass(redactor)
     data["run_id"] = new_run_id
-    data["title"] = p.text(data.get("title"))
-    data["base_url"] = p.text(data.get("base_url"))
-    data["metadata"] = p.value(data.get("metadata") or {})
+    for name in content_fields():  # every field that content_free_header drops is redacted here
+        if name == "lineage":
+            continue  # replaced below (the source's lineage edit/details are not copied)
+        data[name] = p.value(data.get(name)) if data.get(name) is not None else data.get(name)
     tags = list(data.get("tags") or [])
     if "redacted" not in tags:
         tags.append("redacted")
