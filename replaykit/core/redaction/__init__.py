@@ -17,6 +17,7 @@ import os as _os
 _os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
+from ._engine_models import NER_MODEL_ENV, choose_ner_model, installed_models
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
 from ._header import HEADER_FIELDS, content_free_header
@@ -36,12 +37,13 @@ from ._runs import (
 from ._secrets import SECRET_PATTERNS, secret_entities
 
 __all__ = [
+    "HEADER_FIELDS",
     "MODES",
     "NER_ENTITIES",
+    "NER_MODEL_ENV",
     "PATTERN_ENTITIES",
     "REDACT_ENV",
     "SECRET_PATTERNS",
-    "HEADER_FIELDS",
     "AnalysisEngine",
     "EngineConfig",
     "PlaceholderMap",
@@ -51,9 +53,11 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "Span",
+    "choose_ner_model",
     "content_free_header",
     "corpus_run_id",
     "get_engine",
+    "installed_models",
     "iter_redacted",
     "make_event_redactor",
     "maybe_redacting",

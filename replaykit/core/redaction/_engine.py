@@ -26,6 +26,8 @@ from typing import Any, Literal
 from replaykit.core.jsonsafe import has_surrogate
 
 from ._detectors import build_function_recognizers
+from ._engine_models import DEFAULT_MODEL as DEFAULT_MODEL
+from ._engine_models import default_ner_model
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import TRUSTED_NAME, Span, filter_spans
 from ._pii import BUILTIN_RECOGNIZERS, build_pii_recognizers
@@ -35,7 +37,6 @@ Mode = Literal["ner", "patterns"]
 #: internal entity names of our detectors -> the entity they report (see _detectors.DETECTORS)
 ENTITY_ALIASES = {"PERSON_NAME": "PERSON"}
 MODES: tuple[str, ...] = ("ner", "patterns")
-from ._engine_models import DEFAULT_MODEL
 
 PATTERN_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
@@ -68,7 +69,7 @@ _NER_BATCH = 32
 @dataclass(frozen=True)
 class EngineConfig:
     mode: Mode = "patterns"
-    model: str = DEFAULT_MODEL
+    model: str = field(default_factory=default_ner_model)
     entities: tuple[str, ...] | None = None
     score_threshold: float = 0.35
     cache_size: int = 200_000  # number of distinct chunks kept (LRU)
