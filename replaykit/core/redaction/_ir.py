@@ -98,7 +98,8 @@ class _Pass:
         elif kind == "media":
             p["url"] = self.text(p.get("url"))
         elif kind == "opaque":
-            p["data"] = self.value(p.get("data"))
+            # a block the IR does not model: its text is redacted, its ids and tokens are not
+            p["data"] = self.value(p.get("data"), hints=False)
         self.details(p)
 
     def message(self, m: dict[str, Any]) -> None:
@@ -134,7 +135,7 @@ class _Pass:
         if kind == "tool_call" and d.get("raw_arguments") is not None:
             d["raw_arguments"] = self.value(d["raw_arguments"])
         for f in _EVENT_VALUE_FIELDS.get(kind, ()):
-            d[f] = self.value(d.get(f))
+            d[f] = self.value(d.get(f), hints=kind != "opaque")
         for block in d.get("result_blocks") or []:
             self.part(block)
         self.details(d)
