@@ -27,12 +27,10 @@ from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
 from ._runs import (
     RedactionResult,
-    corpus_run_id,
     iter_redacted,
     redact_corpus,
     redact_run,
     redact_trace_file,
-    redaction_task,
 )
 from ._secrets import SECRET_PATTERNS, secret_entities
 
@@ -55,7 +53,6 @@ __all__ = [
     "Span",
     "choose_ner_model",
     "content_free_header",
-    "corpus_run_id",
     "get_engine",
     "installed_models",
     "iter_redacted",
@@ -66,6 +63,5 @@ __all__ = [
     "redact_events",
     "redact_run",
     "redact_trace_file",
-    "redaction_task",
     "secret_entities",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from replaykit.core.ir import Lineage, RunHeader
+from replaykit.core.trace.ir import Lineage, RunHeader
 
 Kind = Literal["structure", "content"]
 

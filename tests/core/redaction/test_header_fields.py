@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 
-from replaykit.core import jsonsafe
-from replaykit.core.ir import Edit, Lineage, RunHeader
 from replaykit.core.redaction import HEADER_FIELDS, content_free_header, redact_run
 from replaykit.core.redaction._header import LINEAGE_CONTENT
-from replaykit.core.run import Run
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Edit, Lineage, RunHeader
+from replaykit.core.trace.run import Run
 from replaykit.testing.sample_pii_run import build_support_run
 
 SECRETS = ("Daniel Whitaker", "daniel.whitaker@corp.internal", "415.555.0143", "sk-proj-Zq8w3NfT1xKp0aLm4RvB7yCe9HsD")

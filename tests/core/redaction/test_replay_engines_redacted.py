@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core import jsonsafe
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import LLMCallEvent, Message, ReasoningPart, TextPart, ToolCallPart
-from replaykit.core.play import PlayOptions
+from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.redaction import Redactor, redact_run
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import LLMCallEvent, Message, ReasoningPart, TextPart, ToolCallPart
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_pii_run import build_support_run
 from replaykit.testing.scripted_server import ScriptedServer
 
