@@ -11,6 +11,7 @@ import ipaddress
 import re
 from typing import NamedTuple
 
+from ._names import FIRST_NAMES, NER_STOPWORDS
 from ._secrets import PLACEHOLDER_REGEX, secret_entities
 
 
@@ -36,27 +37,6 @@ _ALL_CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
 # US numbers; a dialled number is written with separators or a "+".
 _UNIX_TIME = re.compile(r"1[0-9]{9}|1[0-9]{12}")
 
-# Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
-NER_STOPWORDS = frozenset(
-    """
-    assistant user system tool claude hermes gpt chatgpt openai anthropic gemini llama mistral qwen
-    deepseek copilot python rust java javascript typescript golang kotlin swift ruby perl bash zsh
-    linux ubuntu debian windows macos docker kubernetes git github gitlab bitbucket jira slack
-    postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
-    pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
-    readme todo fixme nan none null true false ok error warning info debug regex lambda
-    world there team all everyone everybody folks guys friends sir madam again both
-    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
-    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
-    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
-    main master develop origin head upstream stash rebase commit push pull checkout branch tag
-    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
-    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
-    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
-    monday tuesday wednesday thursday friday saturday sunday january february march april may june
-    july august september october november december today tomorrow yesterday
-    """.split()
-)
 
 
 def _looks_like_code(text: str) -> bool:
@@ -125,8 +105,6 @@ def _model_name_ok(text: str, span: Span, value: str) -> bool:
 
 def _name_like(value: str) -> bool:
     # Lower-case and non-Latin names come from _names (lexicon and script rules), not from the model.
-    from ._names import FIRST_NAMES
-
     return not value[0].isascii() or value.split()[0].casefold() in FIRST_NAMES
 
 

@@ -35,6 +35,29 @@ reza hamid layla noura khalid youssef sakura haruto yui ren minjun seojun jiwoo 
 vikram lars nils astrid björn magnus freya kai mila noemi ines joana rui tiago afonso bruno thiago
 """.split())
 
+# Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
+NER_STOPWORDS = frozenset(
+    """
+    assistant user system tool claude hermes gpt chatgpt openai anthropic gemini llama mistral qwen
+    deepseek copilot python rust java javascript typescript golang kotlin swift ruby perl bash zsh
+    linux ubuntu debian windows macos docker kubernetes git github gitlab bitbucket jira slack
+    postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
+    pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
+    readme todo fixme nan none null true false ok error warning info debug regex lambda
+    world there team all everyone everybody folks guys friends sir madam again both
+    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
+    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
+    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
+    main master develop origin head upstream stash rebase commit push pull checkout branch tag
+    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
+    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
+    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december today tomorrow yesterday
+    """.split()
+)
+
+
 # Words after a given name that show it is not a person ("Victoria Station", "Lincoln Center").
 _NOT_SURNAME = frozenset("""
 the a an and or of to in on at for with from by as is are was were be been will would can could should
@@ -140,8 +163,6 @@ def lower_case_names(text: str) -> Found:
     """Lower-case names after a cue, or starting a sentence before a person's verb."""
     if not any(c.islower() for c in text):
         return []
-    from ._filters import NER_STOPWORDS
-
     out: Found = []
     for m in _CUE_LOWER.finditer(text):
         first, second = m.group(1), m.group(2)
