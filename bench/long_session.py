@@ -4,13 +4,17 @@ Every benchmark with a session-size axis uses this module (docs/performance.md).
 the same ``n_steps`` (and ``seed``) give the same messages, tool results, ids and run file content
 (except the recorder's event ids and time offsets).
 
-Shape (issue 13):
+Shape (issue 27; product.md "Speed and memory targets"):
 
-- ``n_steps`` replaykit steps (LLM calls + tool calls, as ``replaykit inspect`` counts them), **10 per
-  user turn**, so N = 1000 is 100 turns; all history kept (no compression).
-- Each turn: the user message, then 5 API calls: calls 1-3 ask for one tool each, call 4 asks for two
-  tools in one assistant message (run one after the other, as Hermes runs plugin and non-parallel-safe
-  tools), call 5 gives the final text. That is 5 LLM steps + 5 tool steps = 10 steps.
+- ``n_steps`` **tool-using steps** (an LLM call that asks for a tool plus that tool call), **10 per user
+  turn**, so N = 1000 is 100 turns; all history kept (no compression).
+- Each turn: the user message, then 11 API calls: calls 1-10 ask for one tool each, call 11 gives the
+  final text. N = 1000 is 1,100 LLM calls and 1,000 tool calls (2,100 steps as ``replaykit inspect``
+  counts them), about 1.2 MB of unique content.
+- ``shape="issue13"`` keeps the older, half-size shape (N counted LLM calls and tool calls together:
+  per turn 5 API calls, the first three asking for one tool each, the fourth for two tools in one
+  assistant message, the fifth giving the final text; N = 1000 is 500 + 500), for benches or tests that
+  need two tool calls in one message.
 - A 6 KB system prompt, sent only in the request messages (Hermes keeps it out of its message list).
 - 8 tool schemas in Hermes's wire form (``{"type": "function", "function": {...}}``).
 - Tool results of 250 to 2,000 characters (mean about 1,100): code listings, prose and git-log lines
@@ -61,6 +65,10 @@ from types import SimpleNamespace
 from typing import Any
 
 STEPS_PER_TURN = 10
+# Tools asked for by each API call of a turn (0: the final answer). "tool-steps" (the default): N counts
+# tool-using steps; "issue13": N counted LLM calls and tool calls together (the older, half-size session).
+SHAPES: dict[str, tuple[int, ...]] = {"tool-steps": (1,) * 10 + (0,), "issue13": (1, 1, 1, 2, 0)}
+DEFAULT_SHAPE = "tool-steps"
 MODEL = "long-session-model"
 SESSION_ID = "20260101_090000_a1b2c3"
 TASK_ID = "long-session-task"
@@ -185,14 +193,15 @@ class Call:
     tools: tuple[tuple[str, str, str], ...]  # (tool_call_id, name, arguments) per requested tool
 
 
-def plan(n_steps: int) -> Iterator[tuple[int, list[Call]]]:
-    """(turn, its API calls) for a session of ``n_steps`` steps (10 per turn)."""
+def plan(n_steps: int, shape: str = DEFAULT_SHAPE) -> Iterator[tuple[int, list[Call]]]:
+    """(turn, its API calls) for a session of ``n_steps`` steps (10 per turn) of the given shape."""
     if n_steps < STEPS_PER_TURN or n_steps % STEPS_PER_TURN:
         raise ValueError(f"n_steps must be a positive multiple of {STEPS_PER_TURN}, got {n_steps}")
+    widths = shape_of(shape)
     k = 0
     for turn in range(n_steps // STEPS_PER_TURN):
         calls = []
-        for index, width in enumerate((1, 1, 1, 2, 0), start=1):
+        for index, width in enumerate(widths, start=1):
             tools = []
             for _ in range(width):
                 name = _TOOL_CYCLE[k % len(_TOOL_CYCLE)]
@@ -200,6 +209,19 @@ def plan(n_steps: int) -> Iterator[tuple[int, list[Call]]]:
                 k += 1
             calls.append(Call(turn, index, tuple(tools)))
         yield turn, calls
+
+
+def shape_of(shape: str) -> tuple[int, ...]:
+    if shape not in SHAPES:
+        raise ValueError(f"unknown session shape {shape!r}: {', '.join(SHAPES)}")
+    return SHAPES[shape]
+
+
+def messages_of(n_steps: int, shape: str = DEFAULT_SHAPE) -> int:
+    """Messages of the whole conversation (system prompt included): per turn the user message, one
+    assistant message per API call and one tool message per tool call."""
+    widths = shape_of(shape)
+    return n_steps // STEPS_PER_TURN * (1 + len(widths) + sum(widths)) + 1
 
 
 # ----------------------------------------------------------------------- Hermes's plugin manager
@@ -396,7 +418,7 @@ class DriveStats:
 
 def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSION_ID, seed: int = 0,
           finalize: bool = True, clock: Callable[[], float] = time.process_time,
-          fresh_copies: bool = True) -> DriveStats:
+          fresh_copies: bool = True, shape: str = DEFAULT_SHAPE) -> DriveStats:
     """Fire one long session in Hermes 0.19.0's order through ``bus`` (``None``: no plugin, the baseline).
     ``clock``: ``time.process_time`` (every thread of the process, the default) or ``time.thread_time``
     (Hermes's thread only). ``fresh_copies=False`` reuses each message's wire copy across calls (a fresh
@@ -408,7 +430,7 @@ def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSI
     llm_calls = tool_calls = tool_no = 0
     wire_cache: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     started = clock()
-    for turn, calls in plan(n_steps):
+    for turn, calls in plan(n_steps, shape):
         turn_id = f"{turn_ids}:{turn:08x}"
         text = user_message(turn)
         if turn == 0:
@@ -501,7 +523,8 @@ def drive(n_steps: int, bus: HermesBus | None = None, *, session_id: str = SESSI
 # --------------------------------------------------------------------------------- run files
 
 
-def record(n_steps: int, store: Path, *, seed: int = 0, fresh_copies: bool = True) -> tuple[Path, DriveStats]:
+def record(n_steps: int, store: Path, *, seed: int = 0, fresh_copies: bool = True,
+           shape: str = DEFAULT_SHAPE) -> tuple[Path, DriveStats]:
     """Drive the session through replaykit's real Hermes plugin recording into ``store``; return the run
     file and the drive figures."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -512,7 +535,7 @@ def record(n_steps: int, store: Path, *, seed: int = 0, fresh_copies: bool = Tru
     try:
         bus = HermesBus()
         plugin.register(bus)
-        stats = drive(n_steps, bus, seed=seed, fresh_copies=fresh_copies)
+        stats = drive(n_steps, bus, seed=seed, fresh_copies=fresh_copies, shape=shape)
         capture.close_all()
     finally:
         plugin._capture = previous
@@ -522,25 +545,26 @@ def record(n_steps: int, store: Path, *, seed: int = 0, fresh_copies: bool = Tru
     return files[0], stats
 
 
-def write_long_session_run(path: str | Path, n_steps: int, *, seed: int = 0) -> Path:
+def write_long_session_run(path: str | Path, n_steps: int, *, seed: int = 0, shape: str = DEFAULT_SHAPE) -> Path:
     """Record the long session of ``n_steps`` steps (a multiple of 10) and write its run file at ``path``.
 
     The file is a real replaykit Hermes recording (JSONL, header + events), made by the real plugin
-    driven in Hermes 0.19.0's order; ``Run.load(path)`` gives ``n_steps`` steps (half LLM calls, half
-    tool calls). Deterministic content for a given ``n_steps`` and ``seed``."""
+    driven in Hermes 0.19.0's order; ``Run.load(path)`` gives ``n_steps`` tool steps and ``1.1 * n_steps``
+    LLM steps (``shape="issue13"``: ``n_steps`` steps, half of each). Deterministic content for a given
+    ``n_steps``, ``seed`` and ``shape``."""
     target = Path(path)
     with tempfile.TemporaryDirectory(prefix="rk-long-") as tmp:
-        recorded, _ = record(n_steps, Path(tmp), seed=seed, fresh_copies=n_steps <= 2000)
+        recorded, _ = record(n_steps, Path(tmp), seed=seed, fresh_copies=n_steps <= 2000, shape=shape)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(recorded, target)
     return target
 
 
-def openai_chat_conversation(n_steps: int, *, seed: int = 0) -> dict[str, Any]:
+def openai_chat_conversation(n_steps: int, *, seed: int = 0, shape: str = DEFAULT_SHAPE) -> dict[str, Any]:
     """The whole session as one ``openai-chat`` import document (the last request's body plus the final
     answer): the input of ``replaykit import --format openai-chat`` at real size."""
     bus = _LastRequest()
-    drive(n_steps, bus, seed=seed, finalize=False, fresh_copies=False)
+    drive(n_steps, bus, seed=seed, finalize=False, fresh_copies=False, shape=shape)
     body = {k: v for k, v in bus.last.items() if k not in ("timeout",)}
     body["messages"] = [*body["messages"], {"role": "assistant", "content": final_answer(n_steps // STEPS_PER_TURN - 1)}]
     return body
@@ -560,12 +584,12 @@ class _LastRequest(HermesBus):
         self.register_middleware("llm_execution", keep)
 
 
-def unique_content_bytes(n_steps: int, *, seed: int = 0) -> int:
+def unique_content_bytes(n_steps: int, *, seed: int = 0, shape: str = DEFAULT_SHAPE) -> int:
     """UTF-8 bytes of the session's unique content: the system prompt once, each message once (user,
     assistant text and tool-call arguments, tool results), the tool schema set once."""
     total = len(SYSTEM_PROMPT.encode()) + len(json.dumps(TOOLS, separators=(",", ":")).encode())
     tool_no = 0
-    for turn, calls in plan(n_steps):
+    for turn, calls in plan(n_steps, shape):
         total += len(user_message(turn).encode()) + len(final_answer(turn).encode())
         for call in calls:
             for cid, name, args in call.tools:
@@ -578,15 +602,16 @@ def unique_content_bytes(n_steps: int, *, seed: int = 0) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--shape", choices=sorted(SHAPES), default=DEFAULT_SHAPE)
     parser.add_argument("-o", "--output", type=Path, help="write the recorded run file here")
     args = parser.parse_args()
     if args.output:
-        path = write_long_session_run(args.output, args.steps)
+        path = write_long_session_run(args.output, args.steps, shape=args.shape)
         print(f"{path}: {path.stat().st_size:,} bytes, {args.steps} steps")
-    base = drive(args.steps)
+    base = drive(args.steps, shape=args.shape)
     print(json.dumps({"steps": args.steps, "hermes_events": base.events, "llm_calls": base.llm_calls,
                       "tool_calls": base.tool_calls, "baseline_cpu_s": round(base.seconds, 4),
-                      "unique_content_bytes": unique_content_bytes(args.steps)}))
+                      "unique_content_bytes": unique_content_bytes(args.steps, shape=args.shape)}))
     return 0
 
 

@@ -23,6 +23,9 @@ IMPORTERS: dict[str, str] = {
     "hermes-trajectory": "replaykit.adapters.hermes.import_trajectory:import_trajectory",
     "atif": "replaykit.adapters.atif:import_atif",
     "otel": "replaykit.adapters.otel:import_otel",
+    "langfuse": "replaykit.adapters.langfuse:import_langfuse",
+    "langsmith": "replaykit.adapters.langsmith:import_langsmith",
+    "inspect-ai": "replaykit.adapters.inspect_ai:import_inspect_ai",
 }
 
 

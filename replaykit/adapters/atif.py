@@ -1,10 +1,14 @@
-"""``replaykit import PATH --format atif``: ATIF trajectories (Harbor RFC 0001, v1.7 and v1.8) as runs.
+"""``replaykit import PATH --format atif``: ATIF trajectories (Harbor RFC 0001, v1.0 to v1.8) as runs.
 
 PATH is one trajectory (a JSON file) or JSONL of trajectories. Each becomes a run; each embedded
 subagent trajectory becomes a linked child run (``Lineage(relation="subagent")``) with ``subagent``
 events in the parent. A ``system`` step adds to the conversation, a ``user`` step is a turn, an
 ``agent`` step an LLM call whose request is the conversation so far (``replaykit.core.trace.interop``), and
-each observation result of a tool call a ``tool_call`` event. Files replaykit wrote carry the rest in
+each observation result of a tool call a ``tool_call`` event. A result without ``source_call_id``
+answers the step's next unanswered tool call, in order (Terminus-2 and OpenHands write their results
+so); one with no call left to answer is feedback from an action outside tool calling, which the agent
+hands the model as its next user message, and becomes that message. Older versions are read through
+``replaykit.core.trace.interop.upgrade_atif``. Files replaykit wrote carry the rest in
 ``extra.replaykit`` and come back exactly; for other files the requests, timing and usage are rebuilt
 from what the steps hold and the events are marked ``reconstructed``.
 """
@@ -20,10 +24,12 @@ from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.interop import (
+    ATIF_VERSIONS,
     Conversation,
     content_parts,
     rebuild_assistant,
     rebuild_message,
+    upgrade_atif,
     validate_atif,
 )
 from replaykit.core.trace.ir import (
@@ -43,16 +49,15 @@ from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 ADAPTER = "replaykit.adapters.atif"
-VERSIONS = ("ATIF-v1.7", "ATIF-v1.8")
 EXTRA_KEY = "replaykit"
 MAX_DEPTH = 32  # subagents of subagents: deeper nesting is refused, not recursed into
 
 
 def import_atif(path: Path) -> list[ImportedRun]:
     runs: list[ImportedRun] = []
-    for where, document in _documents(Path(path)):
+    for where, raw in _documents(Path(path)):
         try:
-            _validate(document, where)
+            document = _validate(raw, where)
         except RecursionError as exc:
             raise BadInput(f"{where}: trajectory nested too deeply to read") from exc
         runs.extend(_Reader(document, where=where, source_name=Path(path).name).runs())
@@ -82,14 +87,18 @@ def _documents(path: Path) -> list[tuple[str, Any]]:
     return out
 
 
-def _validate(document: Any, where: str) -> None:
-    """Version first (one clear line for an unknown one), then the spec's models (the ``atif`` extra)."""
+def _validate(document: Any, where: str) -> dict[str, Any]:
+    """Version first (one clear line for an unknown one), then the document in the newest version's
+    shape through the spec's models (the ``atif`` extra); that upgraded document is what is read."""
     if not isinstance(document, dict) or "steps" not in document or "schema_version" not in document:
         raise BadInput(f"{where}: not an ATIF trajectory (no schema_version and steps)")
     version = document.get("schema_version")
-    if version not in VERSIONS:
-        raise BadInput(f"{where}: unknown ATIF version {version!r} (replaykit reads {', '.join(VERSIONS)})")
-    validate_atif(document, where)
+    if version not in ATIF_VERSIONS:
+        raise BadInput(f"{where}: unknown ATIF version {str(version)[:40]!r} (replaykit reads "
+                       f"{ATIF_VERSIONS[0]} to {ATIF_VERSIONS[-1]})")
+    upgraded = upgrade_atif(document)
+    validate_atif(upgraded, where)
+    return upgraded
 
 
 def _t(info: dict[str, Any], timestamp: Any, start: dt.datetime | None) -> float:
@@ -128,6 +137,21 @@ def _tool_spec(definition: Any) -> ToolSpec:
         raise BadInput("agent.tool_definitions: each entry needs a function name")
     return ToolSpec(name=function["name"], description=function.get("description"),
                     parameters=function.get("parameters"))
+
+
+def _bind_results(calls: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[str | None]:
+    """The tool call each observation result answers: its ``source_call_id``; else, in order, the step's
+    next call that no result names (RFC 0001: the id is optional, and Terminus-2 / OpenHands leave it
+    out); None for a result with no call left, which came from an action outside tool calling."""
+    named = {r.get("source_call_id") for r in results if isinstance(r, dict)}
+    free = [c["tool_call_id"] for c in calls if c["tool_call_id"] not in named]
+    out: list[str | None] = []
+    for result in results:
+        call_id = result.get("source_call_id") if isinstance(result, dict) else None
+        if call_id is None and free:
+            call_id = free.pop(0)
+        out.append(call_id)
+    return out
 
 
 class _Reader:
@@ -176,6 +200,7 @@ class _Reader:
                       **({"trajectory_id": self.doc["trajectory_id"]} if self.doc.get("trajectory_id") else {}),
                       **({"agent_extra": agent["extra"]} if agent.get("extra") else {}),
                       **({"notes": self.doc["notes"]} if self.doc.get("notes") else {}),
+                      **({"atif_extra": self.doc["extra"]} if self.doc.get("extra") else {}),
                       **({"atif_final_metrics": self.doc["final_metrics"]} if self.doc.get("final_metrics")
                          else {})},
         )
@@ -223,6 +248,7 @@ class _Reader:
             if source == "system":
                 message = self.message(mine, "system", step.get("message"), where)
                 conv.add(message)
+                self.system_results(recorder, step, where)
             elif source == "user":
                 message = self.message(mine, "user", step.get("message"), where)
                 info = mine.get("event") or {}
@@ -231,7 +257,8 @@ class _Reader:
                 turn += 1
                 conv.add(message)
             else:
-                self.agent(recorder, conv, step, mine, sets, default_tools, start, where, index)
+                self.agent(recorder, conv, step, mine, sets, default_tools, start, where, index,
+                           last=index == len(steps))
             self.replay_carried(recorder, index, len((step.get("observation") or {}).get("results") or []))
         leftover = sorted(self.by_position)
         if leftover:
@@ -278,7 +305,7 @@ class _Reader:
 
     def agent(self, recorder: Recorder, conv: Conversation, step: dict[str, Any], mine: dict[str, Any],
               sets: dict[str, list[ToolSpec]], default_tools: list[ToolSpec] | None, start: dt.datetime | None,
-              where: str, index: int) -> None:
+              where: str, index: int, *, last: bool = False) -> None:
         calls = step.get("tool_calls") or []
         info = mine.get("event") or {}
         llm_id: str | None = None
@@ -312,18 +339,58 @@ class _Reader:
             conv.add(message)
         results = (step.get("observation") or {}).get("results") or []
         by_call = {c["tool_call_id"]: c for c in calls}
-        for done, result in enumerate(results):
+        bound = _bind_results(calls, results)
+        for done, (result, call_id) in enumerate(zip(results, bound, strict=True)):
             self.replay_carried(recorder, index, done)
-            self.result(recorder, conv, result, by_call, llm_id, step, start, where)
+            if call_id is None:
+                self.feedback(recorder, conv, result, step, start, where)
+            else:
+                self.result(recorder, conv, result, call_id, by_call, llm_id, step, start, where)
+        answered = set(bound)
+        unanswered = [c for c in calls if c["tool_call_id"] not in answered and not _mine(c).get("added_by_tool_event")]
+        if unanswered and not last and not self.exact:
+            # The trajectory goes on, so something answered these calls; the file holds no output for them.
+            self.warnings.append(f"{where}: {len(unanswered)} tool call(s) have no observation result: "
+                                 "recorded with no result")
+            for call in unanswered:
+                recorder.tool_call(call["tool_call_id"], str(call["function_name"]), call.get("arguments"),
+                                   result=None, llm_call_id=llm_id, t=_t({}, step.get("timestamp"), start),
+                                   provenance=Provenance.RECONSTRUCTED)
+                conv.tool_result(call["tool_call_id"], str(call["function_name"]), "")
 
-    def result(self, recorder: Recorder, conv: Conversation, result: dict[str, Any], by_call: dict[str, Any],
-               llm_id: str | None, step: dict[str, Any], start: dt.datetime | None, where: str) -> None:
-        mine = _mine(result)
-        call_id = result.get("source_call_id")
-        refs = result.get("subagent_trajectory_ref") or []
-        if call_id is None:
-            recorder.opaque("atif", "observation", result, provenance=Provenance.RECONSTRUCTED)
+    def feedback(self, recorder: Recorder, conv: Conversation, result: dict[str, Any], step: dict[str, Any],
+                 start: dt.datetime | None, where: str) -> None:
+        """An observation result no tool call asked for (an action outside tool calling, such as a
+        command the model wrote in its text): the agent hands it to the model as the next user message,
+        so it is a user turn of the run (its other fields in ``provider_details.atif_observation``)."""
+        for ref in result.get("subagent_trajectory_ref") or []:
+            self.link_subagent(recorder, ref, None, where)
+        content = result.get("content")
+        if content is None or content == "":
+            if not result.get("subagent_trajectory_ref"):
+                recorder.opaque("atif", "observation", result, provenance=Provenance.RECONSTRUCTED)
             return
+        message = rebuild_message("user", content)
+        rest = {k: v for k, v in result.items() if k not in ("content", "subagent_trajectory_ref")}
+        recorder.turn_start(message, t=_t({}, step.get("timestamp"), start), provenance=Provenance.RECONSTRUCTED,
+                            provider_details={"atif_observation": rest})
+        conv.add(message)
+
+    def system_results(self, recorder: Recorder, step: dict[str, Any], where: str) -> None:
+        """Observations of a system step (v1.2+: subagent delegation, context management, resets): the
+        model never saw them as a message; subagents are linked, the rest is kept as opaque events."""
+        for result in (step.get("observation") or {}).get("results") or []:
+            for ref in result.get("subagent_trajectory_ref") or []:
+                self.link_subagent(recorder, ref, None, where)
+            rest = {k: v for k, v in result.items() if k != "subagent_trajectory_ref"}
+            if rest:
+                recorder.opaque("atif", "system_observation", rest, provenance=Provenance.RECONSTRUCTED)
+
+    def result(self, recorder: Recorder, conv: Conversation, result: dict[str, Any], call_id: str,
+               by_call: dict[str, Any], llm_id: str | None, step: dict[str, Any], start: dt.datetime | None,
+               where: str) -> None:
+        mine = _mine(result)
+        refs = result.get("subagent_trajectory_ref") or []
         call = by_call[call_id]
         if not mine.get("placeholder"):
             info = mine.get("event") or {}
@@ -348,7 +415,7 @@ class _Reader:
         for ref in refs:
             self.link_subagent(recorder, ref, call_id, where)
 
-    def link_subagent(self, recorder: Recorder, ref: dict[str, Any], call_id: str, where: str) -> None:
+    def link_subagent(self, recorder: Recorder, ref: dict[str, Any], call_id: str | None, where: str) -> None:
         trajectory_id = ref.get("trajectory_id")
         if trajectory_id not in self.embedded:
             self.warnings.append(f"{where}: subagent {trajectory_id or ref.get('trajectory_path')} is not embedded "

@@ -48,6 +48,7 @@ from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
 LLM_OPS = {"chat", "text_completion", "generate_content"}
+LLM_TYPES = {"chat", "completion"}
 PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
           "gen_ai.request.top_p": "top_p", "gen_ai.request.top_k": "top_k", "gen_ai.request.seed": "seed",
           "gen_ai.request.frequency_penalty": "frequency_penalty", "gen_ai.request.stream": "stream",
@@ -67,13 +68,15 @@ class Span:
     status_message: str
     events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
+    wrapper: bool = False  # an LLM span around another LLM span (``_Trace``): not a call of its own
 
     @property
     def role(self) -> str | None:
         op = self.attrs.get("gen_ai.operation.name")
         kind = str(self.attrs.get("openinference.span.kind") or "").upper()
-        if op in LLM_OPS or kind == "LLM":
-            return "llm"
+        # ``llm.request.type``: OpenLLMetry's mark of a model call (before gen_ai.operation.name).
+        if op in LLM_OPS or kind == "LLM" or (op is None and self.attrs.get("llm.request.type") in LLM_TYPES):
+            return None if self.wrapper else "llm"
         if op == "execute_tool" or kind == "TOOL":
             return "tool"
         if op in ("invoke_agent", "create_agent") or kind == "AGENT":
@@ -130,16 +133,96 @@ def _read_spans(path: Path) -> list[Span]:
                     whole if number == 1 else exc)
     spans: list[Span] = []
     for index, document in enumerate(documents):
-        resource_spans = document.get("resourceSpans", document.get("resource_spans")) \
-            if isinstance(document, dict) else None
-        if not isinstance(resource_spans, list):
-            raise BadInput(f"{path.name}: document {index + 1} is not OTLP JSON (no resourceSpans)")
+        resource_spans = _resource_spans(document)
+        if resource_spans is None:
+            raise BadInput(f"{path.name}: document {index + 1} is not OTLP JSON (no resourceSpans), nor a "
+                           "Tempo (batches) or Jaeger (data[].spans) trace")
         for resource_span in resource_spans:
+            if not isinstance(resource_span, dict):
+                raise BadInput(f"{path.name}: document {index + 1}: a resource span is not an object")
             resource = _attrs((resource_span.get("resource") or {}).get("attributes"))
-            for scope in resource_span.get("scopeSpans", resource_span.get("scope_spans")) or []:
-                for raw in scope.get("spans") or []:
+            # ``instrumentationLibrarySpans``: the name before OTLP 0.15 (Tempo's API still returns it).
+            scopes = resource_span.get("scopeSpans", resource_span.get("scope_spans",
+                                       resource_span.get("instrumentationLibrarySpans")))
+            for scope in scopes or []:
+                for raw in (scope.get("spans") if isinstance(scope, dict) else None) or []:
                     spans.append(_span(raw, resource, path.name))
     return spans
+
+
+def _resource_spans(document: Any) -> list[Any] | None:
+    """A document's OTLP ``ResourceSpans``, whichever way it came: an OTLP export
+    (``resourceSpans``), Grafana Tempo's trace API (``batches``; v2: ``{"trace": {...}}``), or Jaeger's
+    query API (``data[].spans``, converted by ``_jaeger_resource_spans``). None: none of them."""
+    if not isinstance(document, dict):
+        return None
+    if isinstance(document.get("trace"), dict):  # Tempo /api/v2/traces/<id>
+        document = document["trace"]
+    for key in ("resourceSpans", "resource_spans", "batches"):
+        if isinstance(document.get(key), list):
+            return list(document[key])
+    data = document.get("data")
+    if isinstance(data, list) and all(isinstance(t, dict) and isinstance(t.get("spans"), list) for t in data):
+        return [rs for trace in data for rs in _jaeger_resource_spans(trace)]
+    return None
+
+
+_JAEGER_VALUE = {"string": "stringValue", "bool": "boolValue", "int64": "intValue", "float64": "doubleValue",
+                 "binary": "bytesValue"}
+
+
+def _jaeger_attributes(tags: Any) -> list[dict[str, Any]]:
+    out = []
+    for tag in tags or []:
+        if isinstance(tag, dict) and "key" in tag:
+            kind = _JAEGER_VALUE.get(str(tag.get("type", "string")).lower(), "stringValue")
+            out.append({"key": tag["key"], "value": {kind: tag.get("value")}})
+    return out
+
+
+def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """One Jaeger trace (``{"traceID", "spans", "processes"}``) as OTLP ResourceSpans, one per process:
+    ids padded to OTLP's sizes, microseconds to nanoseconds, tags to attributes, logs to events,
+    ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status."""
+    table = trace.get("processes")
+    processes: dict[str, Any] = table if isinstance(table, dict) else {}
+    by_process: dict[str, list[dict[str, Any]]] = {}
+    for span in trace["spans"]:
+        if not isinstance(span, dict):
+            raise BadInput("a Jaeger span is not an object")
+        tags = {t.get("key"): t.get("value") for t in span.get("tags") or [] if isinstance(t, dict)}
+        parent = next((r.get("spanID") for r in span.get("references") or []
+                       if isinstance(r, dict) and r.get("refType") == "CHILD_OF"), None)
+        try:
+            start = int(span.get("startTime") or 0) * 1000
+            end = start + int(span.get("duration") or 0) * 1000
+        except (TypeError, ValueError) as exc:
+            raise BadInput(f"Jaeger span {span.get('operationName')!r}: malformed startTime/duration") from exc
+        error = str(tags.get("otel.status_code", "")).upper() == "ERROR" or tags.get("error") in (True, "true")
+        code = 2 if error else 1 if str(tags.get("otel.status_code", "")).upper() == "OK" else 0
+        events = []
+        for log in span.get("logs") or []:
+            fields = [f for f in (log.get("fields") if isinstance(log, dict) else None) or [] if isinstance(f, dict)]
+            name = next((str(f.get("value")) for f in fields if f.get("key") == "event"), "log")
+            events.append({"name": name, "timeUnixNano": int(log.get("timestamp") or 0) * 1000,
+                           "attributes": _jaeger_attributes([f for f in fields if f.get("key") != "event"])})
+        by_process.setdefault(str(span.get("processID") or ""), []).append({
+            "traceId": str(span.get("traceID") or trace.get("traceID") or "").rjust(32, "0"),
+            "spanId": str(span.get("spanID") or "").rjust(16, "0"),
+            "parentSpanId": str(parent).rjust(16, "0") if parent else None,
+            "name": span.get("operationName") or "", "startTimeUnixNano": start, "endTimeUnixNano": end,
+            "attributes": _jaeger_attributes(span.get("tags")), "events": events,
+            "status": {"code": code, "message": str(tags.get("otel.status_description") or "")},
+        })
+    out = []
+    for process_id, spans in by_process.items():
+        found = processes.get(process_id)
+        process: dict[str, Any] = found if isinstance(found, dict) else {}
+        attributes = _jaeger_attributes(process.get("tags"))
+        if process.get("serviceName"):
+            attributes.append({"key": "service.name", "value": {"stringValue": process["serviceName"]}})
+        out.append({"resource": {"attributes": attributes}, "scopeSpans": [{"spans": spans}]})
+    return out
 
 
 def _id(value: Any, size: int, where: str) -> str:
@@ -226,6 +309,23 @@ class _Trace:
         self.source_name = source_name
         self.t0 = min((s.start_ns for s in spans), default=0)
         self.check_acyclic()
+        self.mark_wrappers()
+
+    def mark_wrappers(self) -> None:
+        """An LLM span with an LLM span below it (a framework's ``generate_content`` around the
+        instrumented client's ``openai.chat``, as Google ADK under OpenLLMetry writes them) is one call
+        described twice: the innermost span, closest to the request sent, is the call."""
+        outer: list[Span] = []
+        for span in self.spans:
+            if span.role != "llm":
+                continue
+            cursor = self.by_id.get(span.parent_id or "")
+            while cursor is not None:
+                if cursor.role == "llm":
+                    outer.append(cursor)
+                cursor = self.by_id.get(cursor.parent_id or "")
+        for span in outer:
+            span.wrapper = True
 
     def owner(self, span: Span) -> str | None:
         """The agent span that owns ``span`` (nearest agent ancestor, itself when it is one)."""
@@ -381,6 +481,7 @@ class _RunReader:
         if turn is not None:
             self.ending(recorder, turn, last=True)
         if not self.exact:
+            _results_from_later_requests(recorder.events)
             if self.missing:
                 self.warnings.append("spans without message content (" + ", ".join(sorted(self.missing)) +
                                      "): rebuilt from the conversation so far or left empty")
@@ -682,6 +783,23 @@ class _RunReader:
         """A tool span without a call id (common with OpenInference) answers the model's first open call
         of that tool."""
         return next((i for i, n in self.unanswered if n == name), None)
+
+
+def _results_from_later_requests(events: list[Any]) -> None:
+    """A tool span that carries no result (its framework keeps the output in attributes of its own)
+    gets the one a later request holds for the same call id: what the model was given."""
+    open_calls = {e.call_id: i for i, e in enumerate(events) if e.kind == "tool_call" and e.result is None}
+    for event in events:
+        if not open_calls:
+            return
+        if event.kind != "llm_call":
+            continue
+        for message in event.request.context.append:
+            for part in getattr(message, "parts", ()):
+                index = open_calls.get(getattr(part, "tool_call_id", None)) if part.type == "tool_result" else None
+                if index is not None and isinstance(part.content, str) and events[index].seq < event.seq:
+                    events[index] = events[index].model_copy(update={"result": part.content})
+                    del open_calls[part.tool_call_id]
 
 
 def _str(value: Any) -> str | None:

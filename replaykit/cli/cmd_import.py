@@ -10,7 +10,7 @@ from replaykit.cli._common import add_json, add_store, console, open_store, prin
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("import", help="import provider logs or Hermes data as runs")
+    parser = subparsers.add_parser("import", help="import provider logs, Hermes data, ATIF, OTLP spans or platform exports (Langfuse, LangSmith, Inspect AI) as runs")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--format", required=True, choices=sorted(IMPORTERS))
     parser.add_argument("--session", default=None, help="hermes-session: which session id (default: all)")

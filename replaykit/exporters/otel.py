@@ -25,6 +25,7 @@ from typing import Any
 
 from replaykit import __version__
 from replaykit.core.errors import BadInput, MissingExtra
+from replaykit.core.redaction import content_free_header
 from replaykit.core.trace import jsonsafe
 from replaykit.core.trace.codecs import otel_genai
 from replaykit.core.trace.interop import ChildLoader, Conversation, Losses, find_child
@@ -185,7 +186,9 @@ class _SpanBuilder:
         attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent",
                                  "gen_ai.agent.name": header.source.framework or "replaykit",
                                  "gen_ai.agent.id": header.run_id, "replaykit.run_id": header.run_id,
-                                 "replaykit.header": _json(_dump(header)),
+                                 # without content, the title (the first user message), metadata and a
+                                 # branch's edit stay out: core/redaction/_header.py classifies each field
+                                 "replaykit.header": _json(_dump(header if self.content else content_free_header(header))),
                                  "replaykit.include_content": self.content}
         if header.session_id:
             attrs["gen_ai.conversation.id"] = header.session_id

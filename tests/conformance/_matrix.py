@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.canonical import message_units
 from replaykit.core.trace.ir import Message
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
@@ -97,18 +98,18 @@ def options(store: RunStore, base_url: str = "", **kw: Any) -> PlayOptions:
 
 
 def conversation(messages: list[Any]) -> list[tuple[str, str, tuple[str, ...]]]:
-    """What a model sees of a message list, engine-neutral: role, text, tool call names / result texts."""
+    """What a model sees of a message list, engine-neutral: role, text, tool call names / result texts,
+    in the canonical message shape (``canonical.message_units``: a tool result reads the same in a user
+    message, as Anthropic carries it, and in a tool message of its own, as OpenAI does)."""
     out = []
     for raw in messages:
         message = raw if isinstance(raw, Message) else Message.model_validate(raw)
-        extras = tuple(f"call:{c.name}" for c in message.tool_calls) + tuple(
-            f"result:{p.content if isinstance(p.content, str) else json.dumps(p.content)}"
-            for p in message.parts if getattr(p, "type", "") == "tool_result")
-        results = tuple(e for e in extras if e.startswith("result:"))
-        # A tool result reads the same in a user message (Anthropic) and a tool message (OpenAI).
-        out.extend(("tool", "", (r,)) for r in results)
-        if len(results) < len(extras) or message.text or not results:
-            out.append((message.role, message.text or "", tuple(e for e in extras if e not in results)))
+        for role, parts in message_units(message.role, list(message.parts)):
+            unit = Message.model_construct(role=role, parts=parts)
+            extras = tuple(f"call:{c.name}" for c in unit.tool_calls) + tuple(
+                f"result:{p.content if isinstance(p.content, str) else json.dumps(p.content)}"
+                for p in parts if getattr(p, "type", "") == "tool_result")
+            out.append((role, "" if role == "tool" else unit.text or "", extras))
     return out
 
 

@@ -58,7 +58,7 @@ def long_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
         from long_session import write_long_session_run  # type: ignore[import-not-found]
     finally:
         sys.path.remove(str(BENCH))
-    path: Path = write_long_session_run(tmp_path_factory.mktemp("long") / "long.jsonl", 200)
+    path: Path = write_long_session_run(tmp_path_factory.mktemp("long") / "long.jsonl", 200, shape="issue13")
     return path
 
 

@@ -105,12 +105,13 @@ def test_document_is_pure_apart_from_wall_clock(sample: tuple[RunStore, str]) ->
 
 def test_replay_doc_module_is_stdlib_only() -> None:
     """replay_doc is embedded in the standalone script: it and the replaykit modules it imports (embedded
-    before it: serve, canonical) import nothing but the standard library."""
+    before it: serve, deltas, canonical) import nothing but the standard library."""
     import ast
     import importlib
     import sys
 
-    embeddable = {"replaykit.core.replay.replay_doc", "replaykit.core.replay.serve", "replaykit.core.trace.canonical"}
+    embeddable = {"replaykit.core.replay.replay_doc", "replaykit.core.replay.serve", "replaykit.core.trace.canonical",
+                  "replaykit.core.trace.deltas"}
     for name in sorted(embeddable):
         tree = ast.parse(Path(importlib.import_module(name).__file__).read_text())
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}

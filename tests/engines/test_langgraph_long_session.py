@@ -28,7 +28,7 @@ STEPS = 40  # four user turns: single-call, two-call and final-answer supersteps
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    path = long_session.write_long_session_run(tmp_path_factory.mktemp("ls") / "run.jsonl", STEPS)
+    path = long_session.write_long_session_run(tmp_path_factory.mktemp("ls") / "run.jsonl", STEPS, shape="issue13")
     return Run.load(path)
 
 

@@ -58,6 +58,7 @@ _HARNESS = """
 import contextlib, io, json, runpy, sys
 out = []
 for path in sys.argv[1:]:
+    sys_argv, sys.argv = sys.argv, [path]  # as `python path` runs it
     buffer = io.StringIO()
     code = 0
     with contextlib.redirect_stdout(buffer):
@@ -65,6 +66,7 @@ for path in sys.argv[1:]:
             runpy.run_path(path, run_name="__main__")
         except SystemExit as exc:
             code = exc.code or 0
+    sys.argv = sys_argv
     out.append({"code": code, "stdout": buffer.getvalue()})
 print(json.dumps(out))
 """
@@ -187,3 +189,29 @@ def test_hostile_run_executes_as_data(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (tmp_path / "PWNED").exists()
     assert _stable(json.loads(done.stdout)) == _stable(replay_run(run))
+
+
+def test_exported_module_checkpoints_every_node_with_checkpoint_db(tmp_path: Path) -> None:
+    run = Run.load(hermes_traces()[0])
+    out = tmp_path / "graph.py"
+    export(run, "langgraph", out)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def module(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(out), *args], capture_output=True, text=True, env=env,
+                              timeout=180, cwd=tmp_path)
+
+    plain = module()
+    db = tmp_path / "cp.sqlite"
+    checkpointed = module("--checkpoint-db", str(db))
+    assert plain.returncode == checkpointed.returncode == 0, checkpointed.stderr
+    assert _stable(json.loads(checkpointed.stdout)) == _stable(json.loads(plain.stdout))
+    assert db.stat().st_mode & 0o777 == 0o600
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        (count,), = conn.execute("SELECT COUNT(*) FROM checkpoints WHERE thread_id = ?", (f"replay-{run.run_id}",))
+    assert count >= len(run.steps)  # at least one checkpoint per node (model step or tools step)
+    again = module("--checkpoint-db", str(db))  # the thread is taken: a one-line error, exit 2
+    assert again.returncode == 2 and "already has checkpoints" in again.stderr and again.stderr.count("\n") == 1
+    assert module("--checkpoint-db", str(db), "--thread-id", "second").returncode == 0

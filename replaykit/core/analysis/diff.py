@@ -7,7 +7,9 @@ insertion or removal, not as every later step differing. Steps of a non-matching
 kind (and tool name) where they can be; a pair is then compared field by field. A group of parallel tool
 calls that finished in another order is matched call by call (by id, else name + arguments). Compared: the kind of
 each step; for LLM steps the request's messages (message by message in the fingerprint's normal form:
-volatile fields and tool call ids ignored; each message normalized once per diff), the answer
+volatile fields and tool call ids ignored, each message normalized once per diff, and in the canonical
+shape of ``canonical.message_units``: N tool results in one user message and N tool messages are the
+same request), the answer
 text, the tool calls asked for (names and parsed arguments; call ids are volatile) and the finish
 reason; for tool steps the name, parsed arguments, result, status and error. When a request's messages
 differ, the difference lists which messages changed and how (``message_diff.message_changes``: index,
@@ -20,7 +22,9 @@ Each difference carries a cause:
 - ``edit``: a step holding a branch's edit (provenance ``edited``, or the call whose arguments the
   edit changed);
 - ``desync``: at or after a ``desync`` event of either run (the replay went live there);
-- ``synthetic_end``: a step replaykit made up after the record ended;
+- ``synthetic_end``: a step replaykit made up after the record ended (except where that record stops
+  mid-turn, ``ends_open``: a play's synthetic steps past such an end are listed in ``notes`` as
+  ``past_record_end``, since an engine cannot stop between a tool call and its result);
 - ``unavailable_tool``: a live tool call the engine could not run or serve, answered with a marked
   "not available in replay" result;
 - ``tool_result``: the same tool call returned something else;
@@ -115,7 +119,7 @@ def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache) -> dict[str, Any]
     return {
         # A list of per-message normal forms, compared with == (not re-serialized: a long run's
         # requests are long, and each message is normalized once per diff).
-        "request.messages": [keys.norm(m) for m in run.request_messages(event)],
+        "request.messages": [unit for m in run.request_messages(event) for unit in keys.norm(m)],
         "response.text": message.text,
         "response.tool_calls": [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls],
         "response.finish_reason": event.response.finish_reason,
@@ -273,6 +277,36 @@ def _align_parallel(a_steps: list[Step], b_steps: list[Step]) -> list[Step]:
     return out
 
 
+def ends_open(run: Run) -> bool:
+    """True when ``run``'s record stops in the middle of a turn: its last step is a tool call, or an LLM
+    call that asked for tools, or a user message came after it that no LLM call answered (a log cut
+    short, an agent killed by a timeout). A play of such a record cannot stop where it stops: the engine
+    answers what is left open synthetically (``replaykit.core.replay.serve``), and those steps are past the
+    record, not a difference."""
+    steps = run.steps
+    if not steps:
+        return False
+    last = steps[-1].event
+    if isinstance(last, ToolCallEvent) or last.response.message.tool_calls:
+        return True
+    return any(e.kind == "turn_start" and e.seq > last.seq for e in run.events)
+
+
+def _past_open_end(pairs: list[Pair], a: Run, b: Run) -> set[int]:
+    """Positions in ``pairs`` of the synthetic steps one run made past the end of the other's record,
+    when that record ends open (``ends_open``): the play's closing of a record that stops mid-turn."""
+    out: set[int] = set()
+    for run, side in ((a, 0), (b, 1)):
+        if not ends_open(run):
+            continue
+        last = max((i for i, pair in enumerate(pairs) if pair[side] is not None), default=-1)
+        tail = range(last + 1, len(pairs))
+        others = [pairs[i][1 - side] for i in tail]
+        if others and all(s is not None and s.event.provenance == Provenance.SYNTHETIC for s in others):
+            out.update(tail)
+    return out
+
+
 def lineage_edits(store: RunStore, runs: list[Run]) -> list[Edit]:
     """The branch edits of every run ``runs`` descend from (present in ``store``): a play of a branch
     diffed against the original still knows which step was edited."""
@@ -303,8 +337,17 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                                      "reason": getattr(event, "reason", "")})
     first_index: int | None = None
     keys = KeyCache()
-    for step_a, step_b in align(a.steps, _align_parallel(a.steps, b.steps)):
+    pairs = align(a.steps, _align_parallel(a.steps, b.steps))
+    past_end = _past_open_end(pairs, a, b)
+    for position_in_pairs, (step_a, step_b) in enumerate(pairs):
         index = step_a.index if step_a is not None else step_b.index if step_b is not None else 0
+        if position_in_pairs in past_end:
+            present = step_a or step_b
+            assert present is not None
+            result.notes.append({"run": "a" if step_a is not None else "b", "kind": "past_record_end",
+                                 "step": present.index,
+                                 "reason": f"the other run's record ends mid-turn: {describe(present.event)}"})
+            continue
         # Desync events number steps in the run that desynced (the played one, B, in practice).
         position = step_b.index if step_b is not None else index
         found: list[Difference] = []

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from replaykit.core.analysis.step_detail import message_text
-from replaykit.core.trace import jsonsafe
-from replaykit.core.trace.canonical import arguments_key, canonical_json, normalized_messages
+from replaykit.core.trace.canonical import canonical_json, message_units, normalized_messages
 from replaykit.core.trace.ir import Message
 
 #: Above this many characters a text is diffed by lines, not words (word diffs are quadratic).
@@ -106,17 +105,25 @@ def render_inline(segments: Sequence[dict[str, str]], *, context: int = 60) -> s
     return "".join(out)
 
 
+def canonical_units(messages: Sequence[Message]) -> list[Message]:
+    """Request messages in the canonical shape (``canonical.message_units``): what is compared and
+    what the changes are counted in. Messages that need no reshaping are kept as they are (identity
+    matters to ``KeyCache``)."""
+    out: list[Message] = []
+    for message in messages:
+        units = message_units(message.role, list(message.parts))
+        if len(units) == 1 and units[0][0] == message.role:
+            out.append(message)
+        else:
+            out.extend(Message.model_construct(role=role, parts=parts) for role, parts in units)
+    return out
+
+
 def _key(message: Message) -> str:
-    """What a message says, for alignment: tool call ids are left out (they are volatile: two runs of
-    the same agent name their calls differently, which is not a change in what the model saw), and tool
-    call arguments are compared parsed (``{"a": 1}`` and ``{"a":1}`` are the same call)."""
-    data = jsonsafe.model_data(message, exclude_none=True)
-    for part in data.get("parts", []):
-        part.pop("id", None)
-        part.pop("tool_call_id", None)
-        if part.get("type") == "tool_call":
-            part["arguments"] = arguments_key(part.get("arguments"), part.pop("raw_arguments", None))
-    return canonical_json(data)
+    """What a message says, for alignment: its canonical normal form (``canonical.normalized_messages``),
+    so tool call ids (volatile: two runs of the same agent name their calls differently) and what a wire
+    format adds (a tool result's name in an OpenAI tool message) are not changes in what the model saw."""
+    return canonical_json(normalized_messages([message]))
 
 
 class KeyCache:
@@ -125,16 +132,18 @@ class KeyCache:
 
     def __init__(self) -> None:
         self._keys: dict[int, tuple[Message, str]] = {}
-        self._norms: dict[int, tuple[Message, str]] = {}
+        self._norms: dict[int, tuple[Message, list[str]]] = {}
         self.diffs: dict[tuple[str, str], list[dict[str, str]]] = {}
 
-    def norm(self, message: Message) -> str:
+    def norm(self, message: Message) -> list[str]:
         """The message in the request fingerprint's normal form (volatile system-prompt text masked,
-        reasoning left out, tool call ids replaced by their position within the message)."""
+        reasoning left out, tool call ids replaced by their position within the message), as the one
+        or more canonical messages it stands for (``canonical.message_units``)."""
         hit = self._norms.get(id(message))
         if hit is not None and hit[0] is message:
             return hit[1]
-        value = canonical_json(normalized_messages([message])[0])
+        # Each canonical message alone: call ids become positions within it, however the wire grouped them.
+        value = [canonical_json(normalized_messages([unit])[0]) for unit in canonical_units([message])]
         self._norms[id(message)] = (message, value)
         return value
 
@@ -148,8 +157,10 @@ class KeyCache:
 
 
 def message_changes(a: Sequence[Message], b: Sequence[Message], cache: KeyCache | None = None) -> list[dict[str, Any]]:
-    """The changes turning request messages ``a`` into ``b``, in order (tool call ids ignored)."""
+    """The changes turning request messages ``a`` into ``b``, in order (tool call ids ignored), counted
+    in the canonical shape (``canonical_units``): indices are those of the canonical messages."""
     cache = cache or KeyCache()
+    a, b = canonical_units(a), canonical_units(b)
     keys_a = [cache.key(m) for m in a]
     keys_b = [cache.key(m) for m in b]
     changes: list[dict[str, Any]] = []

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
-from replaykit.core.trace.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
-from replaykit.core.trace.store_index import DERIVED_RELATIONS
+from replaykit.core.trace.store import TRACE_SUFFIX, RunStore
+from replaykit.core.trace.store_index import DERIVED_RELATIONS, first_line
 
 #: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
 MANIFEST = "manifest.jsonl"
@@ -58,8 +58,7 @@ def _lineage_of(path: Path) -> tuple[str | None, str | None]:
     cannot be read is an original here: the worker will report the run as damaged instead of it
     vanishing silently."""
     try:
-        with open(path, "rb") as handle:
-            header = json.loads(handle.readline(MAX_LINE_BYTES))
+        header = json.loads(first_line(path))  # plain or compacted
         lineage = header.get("lineage") if isinstance(header, dict) else None
         if isinstance(lineage, dict):
             return str(lineage.get("relation")), str(lineage.get("parent_run_id"))

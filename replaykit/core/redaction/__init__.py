@@ -17,8 +17,10 @@ import os as _os
 _os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] = ""
 
 from ._engine import MODES, NER_ENTITIES, PATTERN_ENTITIES, AnalysisEngine, EngineConfig, get_engine
+from ._engine_models import NER_MODEL_ENV, choose_ner_model, installed_models
 from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
+from ._header import HEADER_FIELDS, content_free_header
 from ._hook import REDACT_ENV, RedactingWriter, maybe_redacting
 from ._ir import make_event_redactor, redact_event, redact_events
 from ._placeholders import PlaceholderMap
@@ -33,8 +35,10 @@ from ._runs import (
 from ._secrets import SECRET_PATTERNS, secret_entities
 
 __all__ = [
+    "HEADER_FIELDS",
     "MODES",
     "NER_ENTITIES",
+    "NER_MODEL_ENV",
     "PATTERN_ENTITIES",
     "REDACT_ENV",
     "SECRET_PATTERNS",
@@ -47,7 +51,10 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "Span",
+    "choose_ner_model",
+    "content_free_header",
     "get_engine",
+    "installed_models",
     "iter_redacted",
     "make_event_redactor",
     "maybe_redacting",

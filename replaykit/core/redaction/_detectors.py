@@ -115,6 +115,71 @@ def birth_dates(text: str) -> Found:
     return [(m.start(1), m.end(1), 0.85) for m in _DOB.finditer(text)]
 
 
+# ------------------------------------------------------------------------------------------- e-mail
+
+# By shape, whatever the domain: Presidio's recognizer validates the top-level domain against the
+# Public Suffix List, so ``.example``, ``.internal``, ``.local``, ``.corp``, ``.lan`` (reserved or
+# private names, everywhere in company traces) passed through. A mailbox is local@label(.label)+ with a
+# last label of letters; ``actions/checkout@v4``, ``pkg@1.2.3`` and ``nginx@sha256:...`` have none.
+_EMAIL = re.compile(
+    r"(?<![\w.+%-])[\w.+%-]*\w@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])")
+
+
+def emails(text: str) -> Found:
+    if "@" not in text:
+        return []
+    return [(m.start(), m.end(), 0.9) for m in _EMAIL.finditer(text)]
+
+
+# ------------------------------------------------------------------------------------- identity numbers
+
+_SSN_CUE = re.compile(r"(?i:\bssn\b|social\s+security(?:\s+(?:number|no\.?|#))?|\bsocial\s+sec\b)")
+_SSN = re.compile(r"(?<![\w-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\w-])")
+# Spanish DNI/NIE (checksum letter), Brazilian CPF (two check digits), UK National Insurance numbers
+_DNI = re.compile(r"(?<![\w-])([XYZ]?)(\d{7,8})-?([A-Z])(?![\w-])")
+_CPF = re.compile(r"(?<![\w.-])(\d{3})\.(\d{3})\.(\d{3})-(\d{2})(?![\w-])")
+_NINO = re.compile(r"(?<![\w])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![\w])")
+
+
+def _ssn_ok(area: str, group: str, serial: str) -> bool:
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+def _dni_ok(prefix: str, digits: str, letter: str) -> bool:
+    number = int(str("XYZ".index(prefix)) + digits) if prefix else int(digits)
+    return (len(digits) == 8 or bool(prefix)) and "TRWAGMYFPDXBNJZSQVHLCKE"[number % 23] == letter
+
+
+def _cpf_ok(digits: str) -> bool:
+    d = [int(c) for c in digits]
+    if len(set(d)) == 1:
+        return False
+    for n in (9, 10):
+        s = sum(v * w for v, w in zip(d[:n], range(n + 1, 1, -1), strict=True))
+        if d[n] != (0 if s % 11 < 2 else 11 - s % 11):
+            return False
+    return True
+
+
+def identity_numbers(text: str) -> Found:
+    """Numbers that identify a person, by checksum or by a label just before them.
+
+    A US SSN written with dashes is Presidio's; without dashes or with spaces a nine-digit run is
+    everywhere (ids, amounts), so it counts only after an SSN word. DNI/NIE and CPF carry check
+    digits, a National Insurance number has a shape no id or hash has."""
+    if not any(c.isdigit() for c in text):
+        return []
+    out: Found = []
+    if _SSN_CUE.search(text):
+        for m in _SSN.finditer(text):
+            if _ssn_ok(m.group(1), m.group(3), m.group(4)) and _SSN_CUE.search(text[max(0, m.start() - 40):m.start()]):
+                out.append((m.start(), m.end(), 0.8))
+    out += [(m.start(), m.end(), 0.8) for m in _DNI.finditer(text) if _dni_ok(m.group(1), m.group(2), m.group(3))]
+    out += [(m.start(), m.end(), 0.85) for m in _CPF.finditer(text) if _cpf_ok("".join(m.groups()))]
+    out += [(m.start(), m.end(), 0.7) for m in _NINO.finditer(text)]
+    return out
+
+
 # ------------------------------------------------------------------------------------------- phones
 
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU", "BR", "JP", "ES", "IT", "NL", "CA", "RU", "CN", "AE")
@@ -128,6 +193,8 @@ _PHONE_WORDS = re.compile(
 
 
 _INSIDE_TOKEN = re.compile(r"[\w\-]")
+# 415.555.0143: the North American grouping with dots (a version has fewer digits per group)
+_DOTTED = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|\d{2}(?:\.\d{2}){4}")
 _DATE_LIKE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 
 
@@ -146,7 +213,9 @@ def phones(text: str) -> Found:
             valid = phonenumbers.is_valid_number(m.number)
             cue = _PHONE_WORDS.search(text[max(0, start - 40):start]) is not None
             raw = m.raw_string
-            if not cue and (not re.search(r"[\s()+-]", raw) or _DATE_LIKE.fullmatch(raw)):
+            if not cue and "." in raw and not raw.startswith("+") and not _DOTTED.fullmatch(raw):
+                continue  # 2024.06.11-3, 10.0.0.12: versions and addresses with dots
+            if not cue and (not (re.search(r"[\s()+-]", raw) or _DOTTED.fullmatch(raw)) or _DATE_LIKE.fullmatch(raw)):
                 continue  # an unformatted digit run (EAN, build number, timestamp) or a date needs a phone word
             if valid or cue:
                 found[(start, end)] = 0.75 if valid else 0.6
@@ -184,6 +253,19 @@ def random_looking(value: str) -> bool:
     return _entropy(value) >= (3.0 if len(value) < 20 else 3.4)
 
 
+# A word (or words) and then a number: ticket references, build ids, host names (``corpusref-c0002``,
+# ``BUG-20240611``, ``INC0012345``, ``build-2024-17``). They follow "API keys" or "password" in
+# prose all the time; a secret has its digits mixed in, not only at the end.
+_IDENTIFIER = re.compile(r"[A-Za-z]{2,}(?:[-_.][A-Za-z]{2,})*(?:[-_.#]?[A-Za-z]?\d+){1,2}")
+
+
+def secret_shaped(value: str) -> bool:
+    """The shape of a secret, whatever word came before it (a keyword alone is not enough)."""
+    if len(value) < 16 and not re.search(r"[!@#$%^&*~+]", value):
+        return False  # fp_3aa7262c27, build-7f3a9c: short ids; a short secret has a symbol in it
+    return not _IDENTIFIER.fullmatch(value) and random_looking(value)
+
+
 def unprefixed_secrets(text: str) -> Found:
     if not _SECRET_CONTEXT.search(text):
         return []
@@ -195,7 +277,7 @@ def unprefixed_secrets(text: str) -> Found:
             continue
         if "://" in text[max(0, m.start() - 12):m.start()] or value.count(".") > 2:
             continue  # a host name or a URL, not a value
-        if random_looking(value):
+        if secret_shaped(value):
             out.append((m.start(), m.start() + len(value), 0.7))
     return out
 
@@ -206,6 +288,8 @@ DETECTORS: dict[str, tuple[str, Callable[[str], Found]]] = {
     "replaykit_cards": ("CREDIT_CARD", cards),
     "replaykit_birth_dates": ("DATE_OF_BIRTH", birth_dates),
     "replaykit_phones": ("PHONE_NUMBER", phones),
+    "replaykit_emails": ("EMAIL_ADDRESS", emails),
+    "replaykit_identity": ("ID_NUMBER", identity_numbers),
     # its own entity name: Presidio drops a lower-scored result that overlaps a same-entity one
     # ("Müşteri Zeynep" from the model would swallow "Zeynep Yılmaz"); _filters maps it to PERSON
     "replaykit_names": ("PERSON_NAME", find_names),

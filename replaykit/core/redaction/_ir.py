@@ -31,6 +31,7 @@ from replaykit.core.trace.ir import (
 from replaykit.core.trace.run import request_of, tool_message_of
 
 from ._engine import Mode
+from ._header import content_fields
 from ._redactor import Redactor
 
 # Keys of an event dump whose string values are content to redact (per event kind). Anything not
@@ -97,7 +98,8 @@ class _Pass:
         elif kind == "media":
             p["url"] = self.text(p.get("url"))
         elif kind == "opaque":
-            p["data"] = self.value(p.get("data"))
+            # a block the IR does not model: its text is redacted, its ids and tokens are not
+            p["data"] = self.value(p.get("data"), hints=False)
         self.details(p)
 
     def message(self, m: dict[str, Any]) -> None:
@@ -133,7 +135,7 @@ class _Pass:
         if kind == "tool_call" and d.get("raw_arguments") is not None:
             d["raw_arguments"] = self.value(d["raw_arguments"])
         for f in _EVENT_VALUE_FIELDS.get(kind, ()):
-            d[f] = self.value(d.get(f))
+            d[f] = self.value(d.get(f), hints=kind != "opaque")
         for block in d.get("result_blocks") or []:
             self.part(block)
         self.details(d)
@@ -198,9 +200,10 @@ def redact_header(header: RunHeader, redactor: Redactor, *, new_run_id: str, mod
     data = jsonsafe.model_data(header)
     p = _Pass(redactor)
     data["run_id"] = new_run_id
-    data["title"] = p.text(data.get("title"))
-    data["base_url"] = p.text(data.get("base_url"))
-    data["metadata"] = p.value(data.get("metadata") or {})
+    for name in content_fields():  # every field that content_free_header drops is redacted here
+        if name == "lineage":
+            continue  # replaced below (the source's lineage edit/details are not copied)
+        data[name] = p.value(data.get(name)) if data.get(name) is not None else data.get(name)
     tags = list(data.get("tags") or [])
     if "redacted" not in tags:
         tags.append("redacted")

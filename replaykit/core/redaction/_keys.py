@@ -49,3 +49,27 @@ def key_entity(key: str | None) -> str | None:
     if norm.endswith(("apikey", "password", "secret", "passwd", "accesstoken", "privatekey")):
         return "SECRET"
     return None
+
+
+# Keys whose values are opaque provider tokens: a thinking signature, encrypted reasoning, the ids a
+# provider hands back and expects again. Rewriting one breaks the run (the provider rejects a changed
+# signature, a tool result no longer names its call), and they hold no text a person wrote.
+_OPAQUE = frozenset(
+    "signature thoughtsignature thinkingsignature encryptedcontent encrypted encryptedreasoning "
+    "systemfingerprint redactedthinking".split()
+)
+# ids are opaque inside provider data (provider_details, opaque blocks); in a tool's own JSON an
+# "id" may be a customer's e-mail address, and is left to the detectors there
+_PROVIDER_IDS = frozenset(
+    "id callid toolcallid tooluseid itemid responseid previousresponseid reasoningid messageid".split())
+#: block types whose whole body is opaque (Anthropic's redacted_thinking carries encrypted ``data``)
+OPAQUE_BLOCK_TYPES = frozenset({"redacted_thinking", "encrypted_reasoning"})
+
+
+def opaque_key(key: str | None, provider_data: bool = False) -> bool:
+    """Whether ``key`` names an opaque provider token (never rewritten); ``provider_data``: the value
+    is provider data (ids count too)."""
+    if not key or len(key) > 64:
+        return False
+    norm = _NORMALISE.sub("", key.lower())
+    return norm in _OPAQUE or (provider_data and norm in _PROVIDER_IDS)

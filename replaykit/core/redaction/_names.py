@@ -35,6 +35,29 @@ reza hamid layla noura khalid youssef sakura haruto yui ren minjun seojun jiwoo 
 vikram lars nils astrid björn magnus freya kai mila noemi ines joana rui tiago afonso bruno thiago
 """.split())
 
+# Words the small model tags as PERSON/LOCATION in technical text. Lowercased.
+NER_STOPWORDS = frozenset(
+    """
+    assistant user system tool claude hermes gpt chatgpt openai anthropic gemini llama mistral qwen
+    deepseek copilot python rust java javascript typescript golang kotlin swift ruby perl bash zsh
+    linux ubuntu debian windows macos docker kubernetes git github gitlab bitbucket jira slack
+    postgres postgresql mysql sqlite redis kafka nginx apache flask django fastapi pydantic numpy
+    pandas pytest langgraph langchain presidio spacy json yaml toml html css http https api sdk cli
+    readme todo fixme nan none null true false ok error warning info debug regex lambda
+    world there team all everyone everybody folks guys friends sir madam again both
+    react vue angular svelte node nodejs deno bun npm yarn pnpm pip conda poetry webpack vite babel
+    jenkins travis circleci buildkite terraform ansible helm aws azure gcp heroku vercel netlify
+    merge fix bump add update refactor revert release build deploy test tests lint format chore feat
+    main master develop origin head upstream stash rebase commit push pull checkout branch tag
+    chrome firefox safari edge android ios iphone ipad mac xcode vscode vim emacs intellij
+    openapi swagger graphql grpc rest oauth saml ldap kafka rabbitmq celery airflow spark hadoop
+    tensorflow pytorch keras jax sklearn scikit transformers huggingface ollama vllm
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june
+    july august september october november december today tomorrow yesterday
+    """.split()
+)
+
+
 # Words after a given name that show it is not a person ("Victoria Station", "Lincoln Center").
 _NOT_SURNAME = frozenset("""
 the a an and or of to in on at for with from by as is are was were be been will would can could should
@@ -70,6 +93,90 @@ _AR_CUE = re.compile(r"(?:العميل|العميلة|السيد|السيدة|ا
 _HI_CUE = re.compile(r"(?:ग्राहक|श्री|श्रीमती|सुश्री|डॉ\.?)\s+([\u0900-\u097f]+\s+[\u0900-\u097f]+)")
 
 Found = list[tuple[int, int, float]]
+
+
+# ------------------------------------------------------------------------ lower-case names by context
+# The English word list of the installed spaCy pipeline's lemmatizer (WordNet's index, 83 k words):
+# a lower-case word after a person cue ("ping tobias", "customer kofi") is a name when it is not an
+# English word. Only the table is read (no pipeline is loaded), so pattern mode can use it too.
+_VOCAB: frozenset[str] | None = None
+
+
+def english_words() -> frozenset[str]:
+    global _VOCAB
+    if _VOCAB is None:
+        _VOCAB = _load_vocab()
+    return _VOCAB
+
+
+def _load_vocab() -> frozenset[str]:
+    try:
+        import spacy
+        from spacy.lookups import Lookups
+    except ImportError:
+        return frozenset()
+    from ._engine_models import installed_models
+
+    for model in installed_models():
+        path = spacy.util.get_package_path(model) if spacy.util.is_package(model) else None
+        if path is None:
+            continue
+        for candidate in path.glob("**/lemmatizer/lookups/lookups.bin"):
+            table = Lookups().from_disk(candidate.parent).get_table("lemma_index")
+            words: set[str] = set()
+            for pos in table:
+                words.update(w for w in table[pos] if "_" not in w)
+            return frozenset(words)
+    return frozenset()
+
+
+# Words that introduce a person (what follows them is a name when it is no English word).
+_CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hello|thanks|thank\s+you|dear|"
+         r"by|from|with|to|assign(?:ed)?\s+to|spoke\s+with|talk\s+to|talked\s+to|call|called|email|emailed|"
+         r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
+_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24})(?:\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24}))?(?![\w@./])")
+# A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
+_START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{1,23}[a-zà-ÿ])\s+(?=(?:is|was|says|said|asked|wants|"
+                          r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
+                          r"confirmed|replied|wrote|sent|needs|agreed)\b)")
+
+
+def unknown_word(word: str) -> bool:
+    """A given name, or a word that is no English word (nor a stop word): what a name can be."""
+    w = word.casefold()
+    if w in FIRST_NAMES:
+        return True
+    if w in _NOT_SURNAME or w in _LOWER_STOP or len(w) < 3:
+        return False
+    vocab = english_words()
+    return bool(vocab) and w not in vocab and w.rstrip("s") not in vocab
+
+
+_LOWER_STOP = frozenset("""
+i me my we us our you your he him his she her it its they them their this that these those here there
+everyone everybody someone anyone team all both again also just now then today tomorrow yesterday
+ok okay yes no not please thanks sure asap pr prs ci cd qa ops devops admin root sudo me
+""".split())
+
+
+def lower_case_names(text: str) -> Found:
+    """Lower-case names after a cue, or starting a sentence before a person's verb."""
+    if not any(c.islower() for c in text):
+        return []
+    out: Found = []
+    for m in _CUE_LOWER.finditer(text):
+        first, second = m.group(1), m.group(2)
+        if first.casefold() in NER_STOPWORDS or not unknown_word(first):
+            continue
+        end = m.end(1)
+        if second and second.casefold() not in NER_STOPWORDS and unknown_word(second):
+            end = m.end(2)
+        out.append((m.start(1), end, 0.6))
+    for m in _START_LOWER.finditer(text):
+        word = m.group(1)
+        if word.casefold() not in NER_STOPWORDS and unknown_word(word):
+            out.append((m.start(1), m.end(1), 0.6))
+    return out
 
 
 _FIRST = re.compile(r"(?<![\w@.])(?i:" + "|".join(sorted(FIRST_NAMES, key=len, reverse=True)) + r")(?!\w)")
@@ -121,8 +228,45 @@ def _script_names(text: str) -> Found:
 _HAS_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 
 
+_CAP_PAIR = re.compile(r"(?<![\w@./-])(?=([A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-Z]?[a-zß-ÿ]+)?|(?:Mc|Mac|O['’])[A-Z][a-z]+)"
+                       r"\s(?:(?:van|von|de|da|del|der|di|dos|du|le|la)\s)?((?:Mc|Mac|O['’])?[A-ZÀ-Þ][a-zß-ÿ]+(?:-[A-Z][a-zß-ÿ]+)?)(?![\w@/-]))")
+
+
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{2,}")
+# Function words of the other languages written in Latin script: never part of a name pair.
+_FOREIGN_STOP = frozenset("""
+der die das den dem des ein eine einen einem meine mein unser unsere und oder nicht ist sind bitte
+le la les un une des du et ou est sont pour avec dans sur el los las una unos y o es son para con en
+il lo gli uno di che per non het een en van op te san santa são sankt saint bay area
+""".split())
+
+
+def mostly_foreign(text: str) -> bool:
+    """Most of the words of ``text`` are no English word: German or French prose, where every noun
+    is capitalised or unknown, and the name rules that rest on English words do not apply."""
+    words = _WORD.findall(text)
+    if len(words) < 3:
+        return bool(words) and all(unknown_word(w) and w.casefold() not in FIRST_NAMES for w in words)
+    unknown = sum(unknown_word(w) and w.casefold() not in FIRST_NAMES for w in words)
+    return unknown * 2 > len(words)
+
+
+def foreign_name_pairs(text: str) -> Found:
+    """Two capitalised words, neither of them an English word (``Fiona McAllister``, ``Tomás
+    Ferreira``): a name in any position, in both modes, whatever the model makes of it."""
+    out: Found = []
+    for m in _CAP_PAIR.finditer(text):
+        first, second = m.group(1), m.group(2)
+        if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
+                not {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP):
+            line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) % (len(text) + 1)]
+            if not mostly_foreign(line):
+                out.append((m.start(1), m.end(2), 0.65))
+    return out
+
+
 def find_names(text: str) -> Found:
-    found = _latin(text)
+    found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
     if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
         found += _script_names(text)
     return found

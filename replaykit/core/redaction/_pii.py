@@ -13,7 +13,7 @@ from typing import Any
 # Presidio built-in recognizer class name -> kept? Only the ones with a checksum or a distinctive
 # shape survive in traces full of ids, hashes, versions and paths.
 BUILTIN_RECOGNIZERS: dict[str, bool] = {
-    "EmailRecognizer": True,
+    "EmailRecognizer": False,  # validates the TLD: misses .example/.internal/.local; see _detectors.emails
     "PhoneRecognizer": False,  # replaced by _detectors.phones (more regions, context for national numbers)
     "CreditCardRecognizer": False,  # misses 2-series Mastercard and Mir; see _detectors.cards
     "IbanRecognizer": True,  # mod-97
@@ -40,7 +40,8 @@ _STREET_SUFFIX = (
 _TAIL = (
     r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[0-9A-Za-z-]{1,6})?"
     r"(?:,\s*[A-Z][A-Za-z.'-]+(?:\s[A-Z][A-Za-z.'-]+){0,2}){0,2}"
-    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}|\d{4,5}))?"
+    r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|(?:[A-Z]{2}\s+)?[A-Z]\d[A-Z]\s?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}"
+    r"|(?:[A-Z]{2,3}\s+)?\d{4,5}))?"
 )
 ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
     # 42 Elm Street, Springfield, IL 62704 / 221B Baker St, London NW1 6XE
@@ -55,7 +56,7 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
     # 12 rue de la Paix, 75002 Paris / 5, avenue Victor Hugo
     (
         "romance_number_first",
-        r"\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?:rue|avenue|boulevard|bd|place|allée|chemin|impasse|quai|cours)"
+        r"\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?i:rue|avenue|boulevard|bd|place|allée|chemin|impasse|quai|cours)"
         r"\s+(?:(?:de|du|des|la|le|l'|d')\s*)*[A-ZÉ][\w'-]+(?:\s[A-Z][\w'-]+){0,3}"
         r"(?:,\s*\d{5}\s+[A-Z][\w-]+)?",
         0.7,
@@ -64,8 +65,8 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
     (
         "romance_name_first",
         r"\b(?:Rue|Avenue|Calle|Avenida|Via|Viale|Piazza|Rua|Plaza|Praça|Carrer|Paseo)\s+"
-        r"(?:(?:de|del|la|le|des|da|do|di|du|dos)\s+)*[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,3},?\s+\d{1,4}\b"
-        r"(?:,\s*\d{4,5}\s+[A-Z][\w-]+)?",
+        r"(?:(?:de|del|la|le|des|da|do|di|du|dos|das)\s+)*[A-Z][\w'-]+(?:\s[A-Z][\w'-]+){0,3},?\s+\d{1,4}\b"
+        r"(?:,\s*(?:\d{4,5}(?:-\d{3})?\s+)?[A-Z][\w-]+(?:\s[A-Z][\w-]+)?)?",
         0.7,
     ),
 )

@@ -18,7 +18,7 @@ from replaykit.core.trace.jsonsafe import has_surrogate
 from ._engine import AnalysisEngine, EngineConfig, Mode, get_engine
 from ._filters import Span
 from ._jsonstyle import dumps_like, try_parse_json
-from ._keys import key_entity
+from ._keys import OPAQUE_BLOCK_TYPES, key_entity, opaque_key
 from ._placeholders import PlaceholderMap
 
 _OPERATOR_NAME = "replaykit_placeholder"
@@ -32,6 +32,10 @@ def unanalysable(text: str, max_chars: int = MAX_ANALYSED_CHARS) -> bool:
     text) or U+FFFD (bytes a decoder had to replace)."""
     return len(text) > max_chars or has_surrogate(text) or "\ufffd" in text
 _anonymizer: Any = None
+
+
+def _opaque_block(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in OPAQUE_BLOCK_TYPES
 
 
 def _get_anonymizer() -> Any:
@@ -165,6 +169,8 @@ class Redactor:
             self.redact_texts(leaves)
 
     def _collect(self, value: Any, key: str | None, leaves: list[str], hints: bool = True) -> None:
+        if opaque_key(key, not hints) or _opaque_block(value):
+            return
         if isinstance(value, str):
             if hints and key_entity(key) is not None:
                 return
@@ -181,7 +187,12 @@ class Redactor:
                 self._collect(v, key, leaves, hints)
 
     def _walk(self, value: Any, key: str | None, hints: bool = True) -> Any:
-        """``hints=False`` ignores what keys say (provider_details: logprob "token"s are not secrets)."""
+        """``hints=False`` ignores what keys say (provider_details: logprob "token"s are not secrets).
+
+        Opaque provider tokens (signatures, encrypted reasoning, ids; see ``_keys.opaque_key``) are
+        returned as they are, whatever is in them: the run must stay replayable."""
+        if opaque_key(key, not hints) or _opaque_block(value):
+            return value
         if isinstance(value, str):
             return self._walk_str(value, key, hints)
         if isinstance(value, dict):

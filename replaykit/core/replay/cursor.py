@@ -192,6 +192,39 @@ class ReplayCursor:
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)
 
+    def recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+        """Messages the application put into the record's next request that an engine's own loop does
+        not produce, and where: ``(index, messages)`` to insert at ``index`` (``messages[index:index]``).
+        Such input is user or system text and media, or an assistant message the model did not write:
+        the image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
+        handoff after a context summarization; two user messages in a row; an assistant turn Hermes's
+        ``inject_message`` added. ``(len(messages), [])`` when there is none, when the next request is
+        live or past the record, or when the record differs from ``messages`` in anything else (then
+        ``llm`` reports the desync as usual)."""
+        none: tuple[int, list[Message]] = (len(messages), [])
+        with self._lock:
+            state = self._state
+            if state.live or state.exhausted:
+                return none
+            rnd = state.rounds[state.next_round]
+            if rnd.llm_step >= self.cut:
+                return none
+            recorded = self.record.request_messages(rnd.llm)
+            if len(recorded) <= len(messages):  # nothing was added (the common case costs nothing more)
+                return none
+            keys_r = [serve.request_fingerprint([m]) for m in recorded]
+            keys_m = [serve.request_fingerprint([m]) for m in messages]
+            head = 0
+            while head < len(keys_m) and keys_m[head] == keys_r[head]:
+                head += 1
+            tail = 0
+            while tail < len(keys_m) - head and keys_m[-1 - tail] == keys_r[-1 - tail]:
+                tail += 1
+            added = list(recorded[head:len(recorded) - tail])
+            if head + tail != len(messages) or not all(_is_input(m) for m in added):
+                return none
+            return head, added
+
     def live_llm(self, messages: Sequence[Message], response: LLMResponse,
                  tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:
         """Record an LLM step the engine answered live (provenance ``live``)."""
@@ -215,6 +248,8 @@ class ReplayCursor:
         served LLM step, any order; by name and arguments when the id differs) or live."""
         with self._lock:
             decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
+            if decision.action == "synthetic":  # the record ends before this call's result
+                return ToolDecision("synthetic", None, reason=decision.reason)
             if decision.action == "live":
                 if decision.reason == "desync" and decision.step is not None:
                     self._desync(decision.step, f"tool call {name!r} ({call_id}) is not in the record here",
@@ -297,6 +332,14 @@ class ReplayCursor:
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)
         return LLMDecision("synthetic", None, response=response, reason="record ended")
+
+
+def _is_input(message: Message) -> bool:
+    """A message an application may add between model calls: user, system or assistant text and media
+    (an assistant message with tool calls, or a tool result, belongs to the model's loop)."""
+    if message.role not in ("user", "system", "developer", "assistant"):
+        return False
+    return not any(p.type in ("tool_result", "tool_call") for p in message.parts)
 
 
 def _served(event: LLMCallEvent | ToolCallEvent) -> Provenance:

@@ -16,7 +16,8 @@ The rules:
 - rounds at or after the cut are live;
 - tool calls are matched by call id among the calls of the round just served, in any arrival order
   (parallel tools), else by name and parsed arguments (a framework that mints its own ids);
-- a completion asked for after the record ended, in a pure replay, gets a synthetic end of turn.
+- a completion asked for after the record ended, in a pure replay, gets a synthetic end of turn; so
+  does a tool call of the record's last round that the record holds no result for (it ended there).
 """
 
 from __future__ import annotations
@@ -74,9 +75,10 @@ class LLMServe:
 
 
 class ToolServe:
-    """What to do with a tool call: ``serve`` (``event`` at ``step``) or ``live`` (reason ``live``,
+    """What to do with a tool call: ``serve`` (``event`` at ``step``), ``live`` (reason ``live``,
     ``cut`` or ``desync``: the call is not among the served round's calls; ``step`` is then the
-    round's LLM step)."""
+    round's LLM step; or ``record ended``) or ``synthetic`` (``record ended``: the record stops in its
+    last round before this call's result)."""
 
     __slots__ = ("action", "event", "expected", "reason", "step")
 
@@ -156,6 +158,10 @@ class ServeState:
             found = next((key for key, (_, e) in rnd.tools.items()
                           if name_of(e) == name and arguments_key(arguments_of(e)) == wanted), None)
             if found is None:
+                if rnd is self.rounds[-1]:
+                    # The record ends inside this round, before this call's result (a log cut short, a
+                    # killed agent): past its end, not a desync. A pure replay answers synthetically.
+                    return ToolServe("synthetic" if self.serve_only else "live", None, reason="record ended")
                 self.go_live()
                 return ToolServe("live", rnd.llm_step, reason="desync",
                                  expected=",".join(sorted(rnd.tools)) or None)

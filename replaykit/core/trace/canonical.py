@@ -194,14 +194,36 @@ def normalized_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
             else:
                 merged.append(p)
         merged = [p for p in merged if p != ["text", ""]] if role == "assistant" else merged
-        # A tool result is the same request content whether the provider carries it in a user message
-        # (Anthropic) or in a tool message of its own (OpenAI): each fingerprints as its own tool message.
-        results = [p for p in merged if p[0] == "tool_result"]
-        out.extend({"role": "tool", "parts": [p]} for p in results)
-        rest = [p for p in merged if p[0] != "tool_result"]
-        if rest or not results:
-            out.append({"role": "system" if role == "developer" else role, "parts": rest})
+        for unit_role, unit_parts in message_units(role, merged, _normal_kind):
+            out.append({"role": "system" if unit_role == "developer" else unit_role, "parts": unit_parts})
     return out
+
+
+def _normal_kind(part: Any) -> Any:
+    return part[0]
+
+
+def part_kind(part: Any) -> Any:
+    """The ``type`` of an IR part or of its JSON form."""
+    return _fields(part).get("type")
+
+
+def message_units(role: str, parts: list[Any], kind: Any = part_kind) -> list[tuple[str, list[Any]]]:
+    """One message as the messages it stands for, ``(role, parts)`` each: the canonical shape every
+    comparison uses (fingerprints, ``replaykit diff``, the conformance tests). A wire difference that
+    is no difference in behaviour goes away: a tool result is the same whether the provider carries
+    several in one user message (Anthropic) or each in a tool message of its own (OpenAI), so each
+    result stands alone as a tool message, followed by the message's other parts, if any. (A content
+    string and one text part are one text part in the IR already; ``normalized_messages`` also merges
+    consecutive text parts.)"""
+    results = [p for p in parts if kind(p) == "tool_result"]
+    if not results:
+        return [(role, parts)]
+    units: list[tuple[str, list[Any]]] = [("tool", [p]) for p in results]
+    rest = [p for p in parts if kind(p) != "tool_result"]
+    if rest:
+        units.append((role, rest))
+    return units
 
 
 def fingerprint(messages: Iterable[Any], tools: Iterable[Any] | None = None) -> str:

@@ -151,9 +151,70 @@ def rebuild_assistant(content: Any, reasoning: str | None, calls: Sequence[dict[
     return Message(role="assistant", parts=parts)
 
 
+#: Every published ATIF version (Harbor RFC 0001's version history) and what it changed. Readers take
+#: all of them (``upgrade_atif`` brings an older document to the newest shape); writers write the newest.
+ATIF_HISTORY: dict[str, str] = {
+    "1.0": "initial release: root, agent, steps (system / user / agent), tool calls, observations, metrics",
+    "1.1": "root `extra`",
+    "1.2": "observations on system steps; `prompt_tokens` counts cached tokens too",
+    "1.3": "`metrics.completion_token_ids`",
+    "1.4": "`metrics.prompt_token_ids`",
+    "1.5": "`agent.tool_definitions` (OpenAI function form)",
+    "1.6": "multimodal `ContentPart` arrays (text, image) in step messages and observation results",
+    "1.7": "`extra` on tool calls and observation results; embedded `subagent_trajectories` with "
+           "`trajectory_id`; `session_id` optional; a subagent ref resolves by `trajectory_id` or "
+           "`trajectory_path` (a v1.6 ref by `session_id` alone no longer validates); `llm_call_count`, "
+           "`is_copied_context`",
+    "1.8": "audio content parts",
+}
+ATIF_VERSIONS = tuple(f"ATIF-v{v}" for v in ATIF_HISTORY)
+ATIF_NEWEST = next(reversed(ATIF_HISTORY))
+
+
+def atif_minor(version: Any) -> int | None:
+    """The minor number of a known ``ATIF-v1.N`` tag, else None."""
+    return int(version.rsplit(".", 1)[1]) if version in ATIF_VERSIONS else None
+
+
+def upgrade_atif(document: dict[str, Any]) -> dict[str, Any]:
+    """An older ATIF document in the newest version's shape (a copy where anything changes; newer
+    documents come back as they are). The one incompatible change in the history: before v1.7 a
+    subagent ref named its trajectory by ``session_id`` alone; v1.7 resolves refs by ``trajectory_id``
+    (embedded) or ``trajectory_path`` (a file), so such a ref keeps its session id as the
+    ``trajectory_id`` it referred to (no pre-v1.7 file embeds subagents: it is never found embedded,
+    and readers keep it as a reference)."""
+    minor = atif_minor(document.get("schema_version"))
+    if minor is None or minor >= 7:
+        return document
+    steps = []
+    for step in document.get("steps") or []:
+        results = ((step or {}).get("observation") or {}).get("results") if isinstance(step, dict) else None
+        if not isinstance(results, list) or not any(_session_only_refs(r) for r in results):
+            steps.append(step)
+            continue
+        new_results = [dict(r, subagent_trajectory_ref=[_upgraded_ref(ref) for ref in r["subagent_trajectory_ref"]])
+                       if _session_only_refs(r) else r for r in results]
+        steps.append({**step, "observation": {**step["observation"], "results": new_results}})
+    return {**document, "steps": steps}
+
+
+def _session_only_refs(result: Any) -> bool:
+    refs = result.get("subagent_trajectory_ref") if isinstance(result, dict) else None
+    return isinstance(refs, list) and any(isinstance(ref, dict) and ref.get("trajectory_id") is None
+                                          and ref.get("trajectory_path") is None for ref in refs)
+
+
+def _upgraded_ref(ref: Any) -> Any:
+    if isinstance(ref, dict) and ref.get("trajectory_id") is None and ref.get("trajectory_path") is None \
+            and isinstance(ref.get("session_id"), str):
+        return {**ref, "trajectory_id": ref["session_id"]}
+    return ref
+
+
 def validate_atif(document: Any, where: str) -> Any:
-    """Validate an ATIF document with the ``atif`` package's Pydantic models of the spec (the ``atif``
-    extra); the first problem becomes a one-line BadInput."""
+    """Validate an ATIF document (of the newest version's shape: ``upgrade_atif``) with the ``atif``
+    package's Pydantic models of the spec (the ``atif`` extra); the first problem becomes a one-line
+    BadInput."""
     from replaykit.core.errors import MissingExtra
 
     try:

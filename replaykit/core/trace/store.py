@@ -35,6 +35,7 @@ from replaykit.core.trace.store_index import (
     TRACE_SUFFIX,  # noqa: F401  (re-exported)
     RunSummary,
     default_store_root,
+    is_compacted,
     resolve_ref,
     store_path,
     validate_run_id,  # noqa: F401  (re-exported)
@@ -75,7 +76,7 @@ class RunWriter:
         if not exist_ok:
             flags |= os.O_EXCL
         try:
-            self._fd: int | None = os.open(path, flags, 0o600)
+            self._fd: int | None = _open_for_append(path, flags)
         except FileExistsError as exc:
             raise RunExists(f"run file already exists: {path}") from exc
         self._header_only = False
@@ -157,6 +158,33 @@ class RunWriter:
 
 
 # --------------------------------------------------------------------------------------------- store
+
+
+def _open_for_append(path: Path, flags: int) -> int:
+    """The run file opened for appending, with the writer's shared lock held (``trace/compact.py``: a
+    run someone writes is never compacted). Appending to an existing run that was compacted expands it
+    back to plain lines first; a file replaced between open and lock (compaction) is opened again."""
+    from replaykit.core.trace.compact import expand_run, lock_shared
+
+    while True:
+        fd = os.open(path, flags, 0o600)
+        try:
+            lock_shared(fd)
+            if flags & os.O_EXCL:
+                return fd  # just created: nobody else has it
+            try:
+                current = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                current = False
+            compacted = current and os.fstat(fd).st_size > 0 and is_compacted(path)  # (fd is write-only)
+        except BaseException:
+            os.close(fd)
+            raise
+        if current and not compacted:
+            return fd
+        os.close(fd)
+        if compacted:
+            expand_run(path)
 
 
 class RunStore:

@@ -8,9 +8,11 @@ file's first line, so listing a store costs the same whatever the runs' lengths.
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -163,13 +165,21 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def first_line(path: Path) -> bytes:
+    """The first line of a run file, plain or compacted (raises OSError, or ValueError when damaged)."""
+    handle = open_trace_file(path)
+    try:
+        return handle.readline(MAX_LINE_BYTES)
+    finally:
+        handle.close()
+
+
 def summary_of(path: Path) -> RunSummary | None:
     """The summary of one run file from its header line; None when it is not a readable run."""
     try:
-        with open(path, "rb") as handle:
-            raw = json.loads(handle.readline(MAX_LINE_BYTES))
+        raw = json.loads(first_line(path))
         size = path.stat().st_size
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError, zlib.error):
         return None
     if not isinstance(raw, dict) or raw.get("kind") != "run" or raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
         return None
@@ -222,15 +232,78 @@ class ReadReport:
         )
 
 
+#: A compacted run (``replaykit compact``) is the same file, same name, gzip-compressed: readers tell the
+#: two forms apart by these first bytes (a plain trace starts with ``{``).
+COMPACT_MAGIC = b"\x1f\x8b"
+
+
+class CompactedTrace:
+    """The decompressed lines of a compacted run file, read as a stream (``readline`` like a binary file);
+    a damaged stream is a ``ValueError`` here, worded as a ``TraceError`` by ``open_trace``'s callers."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self._raw = raw
+        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
+
+    def readline(self, limit: int = -1) -> bytes:
+        try:
+            return self._gz.readline(limit)
+        except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise ValueError(f"compacted trace is damaged ({exc})") from exc
+
+    def close(self) -> None:
+        try:
+            self._gz.close()
+        finally:
+            self._raw.close()
+
+
+def open_trace_file(path: Path) -> IO[bytes]:
+    """A run file opened for reading lines, plain or compacted alike: the one reading path of the store
+    (``open_trace`` for readers that word errors as ``TraceError``)."""
+    raw = open(path, "rb")
+    try:
+        compacted = raw.read(2) == COMPACT_MAGIC
+        raw.seek(0)
+    except BaseException:
+        raw.close()
+        raise
+    return CompactedTrace(raw) if compacted else raw  # type: ignore[return-value]
+
+
+def is_compacted(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == COMPACT_MAGIC
+
+
 def open_trace(path: Path) -> IO[bytes]:
     try:
-        return open(path, "rb")
+        handle = open_trace_file(path)
     except FileNotFoundError as exc:
         raise RunNotFound(f"no such trace file: {path}") from exc
     except IsADirectoryError as exc:
         raise TraceError(f"{path} is a directory, not a trace file") from exc
     except OSError as exc:
         raise TraceError(f"cannot read {path}: {exc.strerror}") from exc
+    return _Worded(handle, path) if isinstance(handle, CompactedTrace) else handle  # type: ignore[return-value]
+
+
+class _Worded:
+    """A trace handle whose damaged compressed stream is a one-line ``TraceError`` naming the file."""
+
+    __slots__ = ("_handle", "_path")
+
+    def __init__(self, handle: IO[bytes], path: Path) -> None:
+        self._handle, self._path = handle, path
+
+    def readline(self, limit: int = -1) -> bytes:
+        try:
+            return self._handle.readline(limit)
+        except ValueError as exc:
+            raise TraceError(f"{self._path}: {exc}") from exc
+
+    def close(self) -> None:
+        self._handle.close()
 
 
 def read_raw_header(handle: IO[bytes], path: Path) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The capture package: a tool call that entered is always recorded, requests are decided in O(1) on
-Hermes's thread, and a rewrite the O(1) checks cannot see is caught by the verifier and restated."""
+"""The capture package: a tool call that entered is always recorded, requests are compared exactly on
+Hermes's thread against the capture's own copy of the previous one (never Hermes's containers), and a
+rewrite of any old message is restated in that request's delta."""
 
 from __future__ import annotations
 
@@ -67,29 +68,38 @@ def test_a_raising_exit_step_still_writes_the_call_at_once(tmp_path, monkeypatch
     assert [c.call_id for c in Run.load(path).tool_calls()] == ["c2", "c3"]
 
 
-class _Counting(dict):  # type: ignore[type-arg]
-    """A message dict that counts how often it is compared."""
-
-    compared = 0
-
-    def __eq__(self, other: object) -> bool:
-        _Counting.compared += 1
-        return dict.__eq__(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-def test_the_request_decision_on_hermes_thread_is_o1_in_the_conversation():
+def test_the_chain_keeps_its_own_containers_and_shares_the_leaves():
     chain = wire_deltas.RequestChain()
-    history = [_Counting(role="user" if i % 2 else "assistant", content=f"m{i}") for i in range(2000)]
-    system = _Counting(role="system", content="sys")
-    pre = chain.prepare("openai-chat", [system, *history[:1000]])
-    chain.commit(pre, "e1")
-    _Counting.compared = 0
-    pre = chain.prepare("openai-chat", [_Counting(system), *[_Counting(m) for m in history[:1002]]])
+    history: list[dict[str, Any]] = [{"role": "user" if i % 2 else "assistant", "content": f"m{i}"} for i in range(2000)]
+    history[5] = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    system = {"role": "system", "content": "sys"}
+    sent = [system, *history[:1000]]
+    chain.commit(chain.prepare("openai-chat", sent), "e1")
+    # Nothing of Hermes's list is kept: every container is the chain's own, every string is shared.
+    assert not {id(x) for x in chain.seen} & {id(x) for x in sent}
+    assert chain.seen[6]["tool_calls"] is not history[5]["tool_calls"]
+    assert chain.seen[6]["tool_calls"][0]["function"] is not history[5]["tool_calls"][0]["function"]
+    assert all(a["content"] is b["content"] for a, b in zip(chain.seen, sent, strict=True))
+    # Fresh copies of the same messages (as Hermes sends them) keep the whole prefix.
+    pre = chain.prepare("openai-chat", [dict(system), *[dict(m) for m in history[:1002]]])
     assert pre.keep == 1001 and len(pre.tail) == 2
-    assert pre.verify_upto == 1001 - wire_deltas.WINDOW
-    assert _Counting.compared <= wire_deltas.WINDOW + 1  # the system message and the window, no more
+
+
+def test_an_edit_anywhere_in_the_prefix_shortens_what_is_kept():
+    chain = wire_deltas.RequestChain()
+    history = [{"role": "user", "content": f"m{i}"} for i in range(50)]
+    chain.commit(chain.prepare("openai-chat", history[:40]), "e1")
+    for where in (0, 1, 20, 39):
+        edited = [dict(m) for m in history[:45]]
+        edited[where] = {**edited[where], "content": "edited"}
+        assert chain.prepare("openai-chat", edited).keep == where
+
+
+def _restated(run: Run) -> int:
+    """Requests whose delta keeps less than the whole previous request (a rewrite was restated)."""
+    calls, bodies = run.llm_calls(), attempt_bodies(run)
+    return sum(1 for i in range(1, len(calls)) if calls[i].request.context.keep < len(bodies[i - 1]["messages"]))
 
 
 def _edit_content(messages: list[Any]) -> None:
@@ -126,18 +136,18 @@ def _record(tmp_path: Path, n_steps: int, rewrite_turn: int | None,
     return tmp_path / f"hermes-{long_session.SESSION_ID}.jsonl", sent, cap
 
 
-def test_a_rewrite_in_the_middle_is_restated_by_the_verifier(tmp_path):
-    path, sent, cap = _record(tmp_path, 60, rewrite_turn=4)
-    assert cap.verifier.fixes == 2  # the edited request, and the next one (which has the original back)
+def test_a_rewrite_in_the_middle_is_restated(tmp_path):
+    path, sent, _ = _record(tmp_path, 60, rewrite_turn=4)
     run = Run.load(path)
+    assert _restated(run) == 2  # the edited request, and the next one (which has the original back)
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
-    assert len(run.steps) == 60
+    assert len(run.tool_calls()) == 60 and len(run.steps) == 60 + 66  # 11 LLM calls per 10 tool steps
 
 
 def test_the_long_session_records_every_request_exactly(tmp_path):
-    path, sent, cap = _record(tmp_path, 60, rewrite_turn=None)
-    assert cap.verifier.fixes == 0
+    path, sent, _ = _record(tmp_path, 60, rewrite_turn=None)
     run = Run.load(path)
+    assert _restated(run) == 0
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
     # Deltas really are deltas: after the first request, each appends at most the new tail.
     assert max(len(e.request.context.append) for e in run.llm_calls()[1:]) <= 3
@@ -167,15 +177,15 @@ def _edit_extra_key(messages: list[Any]) -> None:
 
 
 def _edit_just_outside_the_window(messages: list[Any]) -> None:
-    """The last message the O(1) check on Hermes's thread does not look at (a turn's first request has
-    two messages more than the last one: its final answer and the new user message)."""
-    i = len(messages) - 3 - wire_deltas.WINDOW
+    """An old message just before the recent tail (the earlier O(1) check's window of 4 left it to a
+    verifier thread; a turn's first request has two messages more than the last one)."""
+    i = len(messages) - 3 - 4
     messages[i] = {**messages[i], "content": str(messages[i].get("content") or "") + " (edited)"}
 
 
 @pytest.mark.parametrize("edit", [_edit_tool_arguments, _edit_extra_key, _edit_just_outside_the_window])
 def test_hostile_edits_of_old_messages_still_rebuild_every_request_exactly(tmp_path, edit):
-    path, sent, cap = _record(tmp_path, 40, rewrite_turn=2, edit=edit)
-    assert cap.verifier.fixes == 2  # caught off Hermes's thread: the edited request and the next one
+    path, sent, _ = _record(tmp_path, 40, rewrite_turn=2, edit=edit)
     run = Run.load(path)
+    assert _restated(run) == 2  # the edited request and the next one
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]

@@ -61,3 +61,33 @@ def test_redact_several_runs_in_parallel(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert len(doc["runs"]) == 3 and len(doc["run_id"]) == 3  # redacted copies are not redacted again
+
+
+
+def test_ner_model_option_and_store_config(tmp_path: Path, capsys, monkeypatch) -> None:
+    from replaykit.cli.main import main
+    from replaykit.core.redaction import NER_MODEL_ENV
+
+    monkeypatch.setenv(NER_MODEL_ENV, "default")  # restored afterwards: the option sets it for workers
+    store = RunStore(tmp_path / "s")
+    run = build_support_run("orig-m")
+    store.write_run(run.header, run.events)
+
+    def one_line_error(*args: str) -> str:
+        assert main(list(args)) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        return err
+
+    for name in ("en_core_web_nonexistent", "/no/such/model/dir"):
+        assert "not installed" in one_line_error("redact", "orig-m", "--store", str(store.root), "--ner-model", name)
+    (store.root / "config.json").write_text(json.dumps({"redaction": {"ner_model": "en_core_web_missing"}}))
+    assert "en_core_web_missing" in one_line_error("redact", "orig-m", "--store", str(store.root))  # config read
+    assert "en_core_web_missing" in one_line_error(  # training exports read it too
+        "export", "orig-m", "--format", "openai-jsonl", "-o", str(tmp_path / "t.jsonl"), "--store", str(store.root))
+    (store.root / "config.json").write_text("[not json")
+    assert "config.json" in one_line_error("redact", "orig-m", "--store", str(store.root))
+    # named explicitly, a pipeline wins over the config ("best": the best installed one)
+    assert main(["redact", "orig-m", "--store", str(store.root), "--ner-model", "best", "--json"]) == 0
+    rid = json.loads(capsys.readouterr().out)["run_id"]
+    assert "John Smith" not in store.path_for(rid).read_text()

@@ -42,7 +42,7 @@ class HermesCapture:
         self.subagents = subagents = SubagentCapture(sessions)
         sessions.emit_error = llm.emit_error
         sessions.emit_tool = tools.emit_tool
-        self.store, self.verifier, self.syncer = store, sessions.verifier, sessions.syncer
+        self.store, self.syncer = store, sessions.syncer
         # sessions and turns
         self.session_start = sessions.session_start
         self.turn_start = sessions.turn_start

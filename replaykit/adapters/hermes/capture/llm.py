@@ -11,7 +11,7 @@ from typing import Any
 
 from replaykit.adapters.hermes import fastpath, wire
 from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions, safe_base_url
-from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Check, Prepared, elements
+from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Prepared, elements
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
 from replaykit.core.trace import jsonsafe
 from replaykit.core.trace.ir import ErrorEvent, ToolSpec
@@ -151,9 +151,8 @@ class LLMCapture:
             event = ErrorEvent.model_validate({"seq": 0, "id": "e", **body})
             body = jsonsafe.model_data(event, exclude_none=True, exclude={"seq", "id"})
         event_id = recorder.emit_dict(body)
-        previous = chain.commit(cap.pre, event_id)
-        if cap.pre.verify_upto > 1:  # the middle of the list was not compared on this thread
-            self.sessions.verifier.submit(Check(recorder, event_id, base, previous, cap.pre.raw, cap.pre.verify_upto, t, corr))
+        chain.commit(cap.pre, event_id)
+        cap.pre.raw = []  # Hermes's list: not ours to keep once the call is written
         return event_id
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:

@@ -22,7 +22,7 @@ from typing import Any, cast
 from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.capture.pending import PendingCall
-from replaykit.adapters.hermes.capture.wire_deltas import RequestChain, Verifier
+from replaykit.adapters.hermes.capture.wire_deltas import RequestChain
 from replaykit.adapters.hermes.syncer import BackgroundSyncer
 from replaykit.core.trace.ir import Correlation, Lineage, RunHeader, Source, ToolSpec
 from replaykit.core.trace.reader import iter_trace
@@ -59,7 +59,8 @@ class HermesRecorder(Recorder):
 @dataclass(slots=True)
 class SessionRun:
     """Capture state of one Hermes session (= one replaykit run). Per-turn maps are cleared at turn end,
-    so what it holds does not grow with the conversation beyond one reference per message (``requests``)."""
+    so what it holds does not grow with the conversation beyond its own copy of the last
+    request's containers (``requests``)."""
 
     session_id: str
     recorder: HermesRecorder
@@ -114,7 +115,6 @@ class Sessions:
         self.active_tools: set[tuple[str, str]] = set()
         self.local = threading.local()
         self.syncer = BackgroundSyncer()
-        self.verifier = Verifier()
         atexit.register(self.close_all)
 
     # ------------------------------------------------------------------ sessions
@@ -153,7 +153,6 @@ class Sessions:
         return SessionRun(session_id=session_id, recorder=recorder)
 
     def close_all(self) -> None:
-        self.verifier.wait()
         with self.lock:
             states = list(self.runs.values())
         for state in states:
@@ -223,7 +222,6 @@ class Sessions:
         if not session_id or session_id not in self.runs:
             return
         state = self.runs[session_id]
-        self.verifier.wait()  # any request_fix lands before the run's end
         with state.lock:
             if state.closed:
                 return
@@ -250,7 +248,11 @@ class Sessions:
 
 
 def _tail_state(path: Path) -> tuple[int, float]:
-    """Next seq and last time offset of an existing run file; a torn tail is cut off first."""
+    """Next seq and last time offset of an existing run file; a torn tail is cut off first (a compacted
+    run is expanded back to plain lines: the session appends to it)."""
+    from replaykit.core.trace.compact import expand_run
+
+    expand_run(path)
     with open(path, "rb") as fh:
         data = fh.read()
     if data and not data.endswith(b"\n"):
