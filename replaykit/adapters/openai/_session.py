@@ -5,7 +5,7 @@ request body with the shared codecs, asks the cassette's ``RequestIndex`` (``cor
 fingerprint) whether the record answers it, and records what went live through the ``Recorder``:
 
 - an ``llm_call`` per successful request (exact body: messages, tools, every other field in ``params``;
-  streamed responses assembled by the codecs), an ``error`` event per failed attempt (HTTP status or
+  streamed responses assembled by the codecs, their frames kept: ``replaykit.core.codecs.frames``), an ``error`` event per failed attempt (HTTP status or
   transport error, numbered ``attempt``), so retries are visible;
 - a ``tool_call`` per tool result the next request carries for a call the model made (the result exactly
   as the framework sent it back; ``status`` error when the framework marked it so), unless a framework
@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol
 from replaykit.core import codecs, jsonsafe
 from replaykit.core.canonical import canonical_json
 from replaykit.core.codecs import DecodedRequest
+from replaykit.core.codecs.frames import check_timing
 from replaykit.core.errors import CodecError, ReplaykitError
 from replaykit.core.ir import Correlation, LLMResponse, Message, ToolCallPart
 from replaykit.core.match import Miss, RequestIndex
@@ -104,12 +105,14 @@ class Session:
     """Routes model requests: serve from ``index``, record through ``recorder``, or refuse (a miss).
 
     ``repeat``: a recorded call may answer again (hybrid); ``label`` names the test or block in miss
-    messages; ``where`` is the cassette file; ``hint`` tells how to fix a miss.
+    messages; ``where`` is the cassette file; ``hint`` tells how to fix a miss; ``stream_timing`` paces
+    served streams (``fast``: every frame at once; ``recorded``: the recorded gaps between frames).
     """
 
     def __init__(self, *, recorder: Recorder | None, index: RequestIndex | None, repeat: bool = False,
-                 label: str = "", where: str = "", hint: str = "") -> None:
+                 label: str = "", where: str = "", hint: str = "", stream_timing: str = "fast") -> None:
         self.recorder = recorder
+        self.stream_timing = check_timing(stream_timing)
         self.index = index
         self.repeat = repeat
         self.label = label
@@ -203,7 +206,7 @@ class Session:
     def _miss_text(self, miss: Miss | None, request: DecodedRequest | None) -> str:
         where = f" {self.where}" if self.where else ""
         label = f" for {self.label}" if self.label else ""
-        why = miss.describe() if miss is not None else "the request body is not an OpenAI request"
+        why = miss.describe() if miss is not None else "the request body is not one the codecs read"
         hint = f"; {self.hint}" if self.hint else ""
         return f"replaykit: model request not in cassette{where}{label}: {why}{hint}"
 
