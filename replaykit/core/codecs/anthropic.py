@@ -480,7 +480,8 @@ def synthesize_stream(response: LLMResponse, request_body: JSONDict | None = Non
         elif kind in ("tool_use", "server_tool_use"):
             head = {**block, "input": {}}
             deltas = [{"type": "input_json_delta",
-                       "partial_json": json.dumps(block.get("input", {}), ensure_ascii=False)}]
+                       "partial_json": json.dumps(block.get("input", {}), ensure_ascii=False,
+                                                  separators=(",", ":"))}]
         else:
             head, deltas = block, []
         out.append({"type": "content_block_start", "index": index, "content_block": head})
