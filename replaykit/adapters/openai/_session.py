@@ -17,6 +17,7 @@ fingerprint) whether the record answers it, and records what went live through t
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -76,6 +77,7 @@ class Exchange:
     response: LLMResponse | None = None  # served
     step: int | None = None  # served: the recorded step
     miss: str | None = None  # miss: the explanation
+    digest: bytes | None = None  # hash of the raw body (APIs without prefix reuse: retries are told by it)
     extra: dict[str, Any] | None = None  # framework position (LangGraph node, checkpoint...) at request time
 
     @property
@@ -130,7 +132,7 @@ class Session:
         self._claimed: set[str] = set()
         self._labels: dict[Hashable, str] = {}
         self._chat_prefix: dict[Hashable, tuple[list[Any], list[Message]]] = {}  # task -> last raw + decoded
-        self._attempts: dict[tuple[Hashable, int, int], int] = {}
+        self._attempts: dict[tuple[Hashable, int, int | bytes], int] = {}
         self._last_turn: str | None = None
         self._turns = 0
         self.final_answer: str | None = None
@@ -168,7 +170,10 @@ class Session:
                 self.counters.misses += 1
                 self.misses.append(text)
                 return Exchange(api, body, request, task, "miss", miss=text)
-        return self.begin(request, api, body, task)
+        ex = self.begin(request, api, body, task)
+        if api != "openai-chat":
+            ex.digest = hashlib.blake2b(raw or b"", digest_size=16).digest()
+        return ex
 
     def begin(self, request: DecodedRequest, api: str = "openai-chat", body: dict[str, Any] | None = None,
               task: Hashable | None = None) -> Exchange:
@@ -244,12 +249,15 @@ class Session:
         return (model if isinstance(model, str) else None), params
 
     @staticmethod
-    def _attempt_key(ex: Exchange) -> tuple[Hashable, int, int]:
+    def _attempt_key(ex: Exchange) -> tuple[Hashable, int, int | bytes]:
         # A retry re-sends the same body: its decoded messages are the previous attempt's objects (prefix
         # reuse), so task + length + the last message's identity name the request in O(1). (The request
         # fingerprint is not stored at record time: it is O(conversation) per call and replay recomputes
         # it from the messages anyway.)
+        # Anthropic and Responses bodies are decoded whole each time: the raw body's hash names a retry.
         messages = ex.request.messages if ex.request is not None else []
+        if ex.digest is not None:
+            return ex.task, len(messages), ex.digest
         return ex.task, len(messages), id(messages[-1]) if messages else 0
 
     def finish(self, ex: Exchange, response: LLMResponse, *, incomplete: bool = False) -> None:

@@ -291,6 +291,18 @@ class _Router:
         return mod.Response(response.status_code, headers=response.headers, stream=tee(response.stream, done),
                             request=request, extensions=response.extensions)
 
+    @staticmethod
+    def _failed(mod: Any, request: Any, response: Any, raw: bytes, session: Session, ex: Exchange) -> Any:
+        """An HTTP error, recorded with its body at once: clients that retry (a 429, a 5xx) close such a
+        response without reading it, and the error event must still say what the provider said."""
+        try:
+            body = _decoded(mod, response.headers, raw)
+        except Exception:
+            body = raw
+        _record_body(session, ex, response.status_code, response.headers, body)
+        return mod.Response(response.status_code, headers=response.headers, content=raw, request=request,
+                            extensions=response.extensions)
+
 
 class RecordingTransport(_Router):
     """A sync httpx transport that records (or serves) model calls through ``session``. ``inner`` is the
@@ -319,6 +331,12 @@ class RecordingTransport(_Router):
             raise
         if ex.action == "pass":
             return response
+        if response.status_code >= 400:
+            try:
+                raw = b"".join(response.iter_raw())
+            finally:
+                response.close()
+            return self._failed(mod, request, response, raw, session, ex)
         return self._wrap(mod, request, response, session, ex, _stream_classes(mod)[0])
 
     def close(self) -> None:
@@ -358,6 +376,12 @@ class AsyncRecordingTransport(_Router):
             raise
         if ex.action == "pass":
             return response
+        if response.status_code >= 400:
+            try:
+                raw = b"".join([chunk async for chunk in response.aiter_raw()])
+            finally:
+                await response.aclose()
+            return self._failed(mod, request, response, raw, session, ex)
         return self._wrap(mod, request, response, session, ex, _stream_classes(mod)[1])
 
     async def aclose(self) -> None:
