@@ -152,7 +152,7 @@ def test_run_recorded_without_boundaries_is_served_as_before(tmp_path: Path, api
 def test_edited_answer_is_not_served_with_stale_frames(tmp_path: Path) -> None:
     """A response changed after recording (a branch, a hand edit) no longer matches its frames: the
     stream is synthesized from the response instead of sending the old text."""
-    path, recorded = _record(tmp_path, "openai-chat")
+    path, _ = _record(tmp_path, "openai-chat")
     run = Run.load(path)
     event = run.llm_calls()[0]
     edited = event.response.message.model_copy(update={"parts": [
@@ -203,3 +203,38 @@ def test_unknown_stream_timing_is_one_line_bad_input(tmp_path: Path) -> None:
 
     with pytest.raises(BadInput, match="unknown stream timing 'slow': use fast or recorded"):
         Cassette(tmp_path / "x.jsonl", "once", stream_timing="slow")
+
+
+def test_redacted_run_keeps_no_frames(tmp_path: Path) -> None:
+    """Frames cut the answer anywhere (an address split over two deltas escapes the detectors): a redacted
+    run drops them, and its streams are served whole, redacted."""
+    from replaykit.core.redaction import redact_run
+
+    path = tmp_path / "pii.jsonl"
+    secret = "write to jane.doe@example.com today"
+    with ScriptedServer(lambda req: Reply(text=secret)) as srv, Cassette(path, "once"):
+        events = chat_events(srv.base_url.removesuffix("/v1"))
+    assert len([e for e in events if e["choices"] and e["choices"][0]["delta"].get("content")]) >= 2
+    redacted = redact_run(Run.load(path))
+    event = redacted.llm_calls()[0]
+    assert "stream" not in (event.response.provider_details or {})
+    from replaykit.core import jsonsafe
+
+    assert "jane.doe" not in json.dumps([jsonsafe.model_data(e) for e in redacted.events])
+    assert "jane.doe" not in event.response.message.text
+    with replaykit.serve(redacted):
+        served = chat_events(CLOSED)
+    text = "".join(c["delta"].get("content") or "" for e in served for c in e["choices"])
+    assert text == event.response.message.text
+
+
+def test_trace_with_frames_validates_and_keeps_its_schema_version(tmp_path: Path) -> None:
+    """Frames are an optional key of ``provider_details``: no schema bump, so a reader of the same
+    version loads the file (and one that does not know the key serves the assembled response)."""
+    from replaykit.core.store_index import SCHEMA_VERSION
+    from tests.adapters.recorder_support import cli
+
+    path, _ = _record(tmp_path, "openai-responses")
+    assert json.loads(path.read_text().splitlines()[0])["schema_version"] == SCHEMA_VERSION
+    code, _, err = cli("validate", str(path))
+    assert code == 0, err

@@ -15,6 +15,7 @@ from typing import Any
 
 from replaykit.core import jsonsafe
 from replaykit.core.canonical import fingerprint
+from replaykit.core.codecs.frames import without_frames
 from replaykit.core.errors import TraceError
 from replaykit.core.ir import (
     EVENT_ADAPTER,
@@ -125,6 +126,9 @@ class _Pass:
         elif kind == "llm_call":
             self.request(d["request"])
             self.message(d["response"]["message"])
+            # A stream's frames hold the answer cut at arbitrary points (a name split over two deltas
+            # escapes every detector): the redacted run keeps no frames and serves its streams whole.
+            d["response"]["provider_details"] = without_frames(d["response"].get("provider_details"))
             self.details(d["response"])
         elif kind == "error":
             self.request(d.get("request"))
