@@ -26,10 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replaykit.core import codecs  # noqa: E402
-from replaykit.core.codecs import frames  # noqa: E402
-from replaykit.testing import wire  # noqa: E402
-from replaykit.testing.script import Reply, ScriptRequest, ToolCall  # noqa: E402
+from replaykit.core import codecs
+from replaykit.core.codecs import frames
+from replaykit.testing import wire
+from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 
 APIS = {"openai-chat": "chat", "openai-responses": "responses", "anthropic-messages": "anthropic"}
 
@@ -82,10 +82,9 @@ def measure(api: str, tokens: int, repeat: int) -> dict[str, Any]:
     def with_frames() -> Any:
         stream = frames.parse_sse(body)
         stream.api = api
-        ends = frames.frame_ends(body)
         m = 0
         offsets = []
-        for end in ends:
+        for end in stream.ends:
             while m < len(marks) - 1 and marks[m][0] < end:
                 m += 1
             offsets.append(marks[m][1])

@@ -121,7 +121,7 @@ def _record_stream(session: Session, ex: Exchange, body: bytes, complete: bool, 
     try:
         stream = stream_frames.parse_sse(body)
         stream.api = ex.api
-        stream.offsets = _offsets(body, marks, t0) if marks is not None else None
+        stream.offsets = _offsets(stream.ends, marks, t0) if marks is not None else None
         complete = complete or stream_frames.finished(stream)
         failure = next((p for p in stream.payloads if p.get("type") == "error"), None)
         if failure is not None:  # the provider broke off with an error event (Anthropic, Responses)
@@ -141,9 +141,9 @@ def _record_stream(session: Session, ex: Exchange, body: bytes, complete: bool, 
         _note(session, ex, exc)
 
 
-def _offsets(body: bytes, marks: Marks, t0: float) -> list[float] | None:
-    """When each frame of ``body`` arrived (seconds after ``t0``): the time of the chunk that completed it."""
-    ends = stream_frames.frame_ends(body)
+def _offsets(ends: list[int], marks: Marks, t0: float) -> list[float] | None:
+    """When each frame arrived (seconds after ``t0``): the time of the chunk that completed it
+    (``ends``: the byte offset past each frame; ``marks``: bytes received so far after each chunk)."""
     if not ends or not marks:
         return None
     out, m = [], 0

@@ -10,14 +10,16 @@ as opaque detail and serves the assembled response as before) as::
 
 - ``frames``: each payload, less what is stored once instead of per frame:
   ``common`` (keys with the same value in every frame: a Chat chunk's ``id``, ``object``, ``created``,
-  ``model``...), ``seq`` (a ``sequence_number`` that counts up by one from ``seq``: Responses events),
+  ``model``...), ``by_type`` (the same, among the frames of one ``type``: a Responses delta's ``item_id``,
+  ``output_index``, ``content_index``), ``seq`` (a ``sequence_number`` that counts up by one from ``seq``: Responses events),
   and a ``response`` object that repeats the last one (Responses' ``response.created`` /
   ``in_progress`` hold the final response but for a few keys): ``{"$patch": {"set": {...}, "drop": [...]}}``;
 - ``names``: ``"type"`` when every frame's event name is its payload's ``type`` (Responses, Anthropic),
   else a list of names (``None``: no ``event:`` line); absent when no frame had one (Chat);
 - ``ms``: when each frame arrived, in milliseconds from the first byte of the body (``--stream-timing
   recorded`` paces a served stream by it); absent when unknown;
-- ``done``: the stream ended with ``data: [DONE]`` (Chat Completions).
+- ``done``: the stream ended with ``data: [DONE]`` (Chat Completions);
+- ``check``: a digest of the response the frames assembled to when recorded (``faithful``).
 
 Pure functions over dicts; the transport (``replaykit.adapters.openai``) parses and renders the bytes.
 A stream whose frames no longer assemble to the recorded response (a branch edited the answer, a
@@ -27,9 +29,10 @@ stream synthesized from the response (``synthesize``), as for a run recorded wit
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.canonical import canonical_json
@@ -50,6 +53,8 @@ class Frames:
     frames: list[tuple[str | None, dict[str, Any]]]
     offsets: list[float] | None = None
     done: bool = False  # ends with ``data: [DONE]``
+    ends: list[int] = field(default_factory=list)  # parsed from bytes: offset just past each frame
+    check: str | None = None  # digest of the response the frames assembled to when recorded
 
     @property
     def payloads(self) -> list[dict[str, Any]]:
@@ -59,23 +64,33 @@ class Frames:
 # ------------------------------------------------------------------------------------------ parse
 
 def parse_sse(data: bytes) -> Frames:
-    """The frames of an SSE body, in order (``[DONE]`` noted, comments and torn frames skipped).
-    ``api`` is left empty: the caller knows it."""
-    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    """The frames of an SSE body, in order (``[DONE]`` noted, comments and torn frames skipped), with the
+    byte offset just past each frame in ``ends`` (to time them; empty for a CRLF body, whose offsets
+    would not line up). ``api`` is left empty: the caller knows it."""
+    timed = b"\r" not in data
+    if not timed:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     out: list[tuple[str | None, dict[str, Any]]] = []
+    ends: list[int] = []
     done = False
-    for block in text.split("\n\n"):
+    pos = 0
+    size = len(data)
+    while pos < size:
+        cut = data.find(b"\n\n", pos)
+        stop = size if cut < 0 else cut + 2
+        block = data[pos:stop]
+        pos = stop
         name: str | None = None
-        lines: list[str] = []
-        for line in block.split("\n"):
-            if line.startswith("data:"):
-                lines.append(line[5:].removeprefix(" "))
-            elif line.startswith("event:"):
-                name = line[6:].strip()
+        lines: list[bytes] = []
+        for line in block.split(b"\n"):
+            if line.startswith(b"data:"):
+                lines.append(line[5:].removeprefix(b" "))
+            elif line.startswith(b"event:"):
+                name = line[6:].strip().decode("utf-8", "replace")
         if not lines:
             continue
-        payload = "\n".join(lines)
-        if payload.strip() == "[DONE]":
+        payload = b"\n".join(lines)
+        if payload.strip() == b"[DONE]":
             done = True
             continue
         try:
@@ -84,31 +99,8 @@ def parse_sse(data: bytes) -> Frames:
             continue  # a torn last frame (client closed early): the rest is still assembled
         if isinstance(value, dict):
             out.append((name, value))
-    return Frames("", out, None, done)
-
-
-def frame_ends(data: bytes) -> list[int]:
-    """Byte offset just past each JSON frame of ``data`` (in ``parse_sse`` order), to time them."""
-    ends: list[int] = []
-    pos = 0
-    normalized = data.replace(b"\r\n", b"\n")
-    if len(normalized) != len(data):
-        return []  # CRLF bodies: offsets would not line up with the raw bytes; time is then unknown
-    while True:
-        cut = data.find(b"\n\n", pos)
-        end = len(data) if cut < 0 else cut + 2
-        block = data[pos:end]
-        if b"data:" in block and b"[DONE]" not in block:
-            try:
-                payload = b"\n".join(line[5:].removeprefix(b" ") for line in block.split(b"\n")
-                                     if line.startswith(b"data:"))
-                if isinstance(json.loads(payload), dict):
-                    ends.append(end)
-            except ValueError:
-                pass
-        if cut < 0:
-            return ends
-        pos = end
+            ends.append(stop)
+    return Frames("", out, None, done, ends if timed else [])
 
 
 # ------------------------------------------------------------------------------------------- pack
@@ -121,6 +113,16 @@ def pack(stream: Frames) -> dict[str, Any]:
     if common:
         out["common"] = common
         payloads = [{k: v for k, v in p.items() if k not in common} for p in payloads]
+    by_type: dict[str, dict[str, Any]] = {}
+    for kind in dict.fromkeys(p.get("type") for p in payloads):
+        if isinstance(kind, str):
+            shared = _common_keys([p for p in payloads if p.get("type") == kind])
+            if shared:
+                by_type[kind] = shared
+    if by_type:  # what every delta of one kind repeats (item id, output and content index...)
+        out["by_type"] = by_type
+        payloads = [{k: v for k, v in p.items() if k not in by_type.get(p.get("type"), ())}  # type: ignore[arg-type]
+                    for p in payloads]
     seqs = [p.get("sequence_number") for p in payloads]
     if payloads and all(isinstance(s, int) and not isinstance(s, bool) for s in seqs) and \
             all(s == seqs[0] + i for i, s in enumerate(seqs)):  # type: ignore[operator]
@@ -152,8 +154,12 @@ def unpack(data: Any) -> Frames:
     final = _final_response(raw)
     payloads: list[dict[str, Any]] = []
     seq = data.get("seq")
+    by_type = data.get("by_type") or {}
+    if not isinstance(by_type, dict) or not all(isinstance(v, dict) for v in by_type.values()):
+        raise CodecError("stream frames: damaged per-type keys")
     for i, frame in enumerate(raw):
-        payload = {**common, **frame}
+        kind = frame.get("type")
+        payload = {**common, **(by_type.get(kind) or {} if isinstance(kind, str) else {}), **frame}
         if isinstance(seq, int):
             payload["sequence_number"] = seq + i
         response = payload.get("response")
@@ -170,7 +176,8 @@ def unpack(data: Any) -> Frames:
     ms = data.get("ms")
     offsets = [float(t) / 1000 for t in ms] if isinstance(ms, list) and len(ms) == len(payloads) \
         and all(isinstance(t, int | float) for t in ms) else None
-    return Frames(str(data.get("api") or ""), frames, offsets, bool(data.get("done")))
+    check = data.get("check") if isinstance(data.get("check"), str) else None
+    return Frames(str(data.get("api") or ""), frames, offsets, bool(data.get("done")), check=check)
 
 
 def _common_keys(payloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -179,8 +186,8 @@ def _common_keys(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     first = payloads[0]
     common = {}
     for key, value in first.items():
-        if key in ("type", "sequence_number") or isinstance(value, dict | list):
-            continue  # small scalars repeated on every frame; structure stays with its frame
+        if key in ("type", "sequence_number", "response"):
+            continue  # what tells frames apart, and what ``_patched`` stores
         if all(key in p and p[key] == value and type(p[key]) is type(value) for p in payloads[1:]):
             common[key] = value
     return common
@@ -226,10 +233,17 @@ def recorded(response: LLMResponse) -> Frames | None:
 
 
 def with_frames(response: LLMResponse, stream: Frames) -> LLMResponse:
-    """``response`` carrying ``stream``'s frames (a copy)."""
+    """``response`` (assembled from ``stream``) carrying ``stream``'s frames (a copy), with the digest of
+    what they assemble to (``check``), so serving can tell they still match without assembling them."""
     merged = dict(response.provider_details or {})
-    merged[KEY] = pack(stream)
+    merged[KEY] = {**pack(stream), "check": _digest(response)}
     return response.model_copy(update={"provider_details": merged})
+
+
+def _digest(response: LLMResponse) -> str:
+    message = canonical_json(response.message.model_dump(mode="json", exclude_none=True))
+    return hashlib.blake2b(f"{response.finish_reason}\n{message}".encode("utf-8", "surrogatepass"),
+                           digest_size=12).hexdigest()
 
 
 def without_frames(details: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -241,7 +255,10 @@ def without_frames(details: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def faithful(stream: Frames, response: LLMResponse) -> bool:
-    """Do the frames still assemble to ``response`` (same message and finish reason)?"""
+    """Do the frames still assemble to ``response`` (same message and finish reason)? Answered from the
+    digest recorded with them when there is one (an edit of the answer changes it), else by assembling."""
+    if stream.check is not None:
+        return stream.check == _digest(response)
     from replaykit.core import codecs  # the dispatch imports this module's package
 
     try:
