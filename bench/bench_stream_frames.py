@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replaykit.core import codecs
-from replaykit.core.codecs import frames
+from replaykit.core.trace import codecs
+from replaykit.core.trace.codecs import frames
 from replaykit.testing import wire
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from replaykit.adapters.cassette import RECORD_MODES, Cassette, check_mode, run_id_for
-from replaykit.core.codecs.frames import STREAM_TIMINGS, check_timing
 from replaykit.core.errors import ReplaykitError
+from replaykit.core.trace.codecs.frames import STREAM_TIMINGS, check_timing
 
 _MARK = "replaykit"
 _CASSETTE = pytest.StashKey[Cassette]()

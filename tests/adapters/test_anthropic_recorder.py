@@ -14,10 +14,10 @@ import pytest
 import replaykit
 from replaykit.adapters.cassette import Cassette
 from replaykit.adapters.openai import CassetteMiss
-from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json
-from replaykit.core.ir import ErrorEvent
-from replaykit.core.run import Run
+from replaykit.core.trace import codecs
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.ir import ErrorEvent
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer, fail_first
 from tests.adapters.recorder_support import FINAL, cli, weather, weather_policy
 

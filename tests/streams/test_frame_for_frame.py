@@ -18,8 +18,8 @@ import pytest
 
 import replaykit
 from replaykit.adapters.cassette import Cassette
-from replaykit.core.codecs import frames
-from replaykit.core.run import Run
+from replaykit.core.trace.codecs import frames
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import Reply, ScriptedServer, ToolCall
 
 openai = pytest.importorskip("openai")
@@ -218,7 +218,7 @@ def test_redacted_run_keeps_no_frames(tmp_path: Path) -> None:
     redacted = redact_run(Run.load(path))
     event = redacted.llm_calls()[0]
     assert "stream" not in (event.response.provider_details or {})
-    from replaykit.core import jsonsafe
+    from replaykit.core.trace import jsonsafe
 
     assert "jane.doe" not in json.dumps([jsonsafe.model_data(e) for e in redacted.events])
     assert "jane.doe" not in event.response.message.text
@@ -231,7 +231,7 @@ def test_redacted_run_keeps_no_frames(tmp_path: Path) -> None:
 def test_trace_with_frames_validates_and_keeps_its_schema_version(tmp_path: Path) -> None:
     """Frames are an optional key of ``provider_details``: no schema bump, so a reader of the same
     version loads the file (and one that does not know the key serves the assembled response)."""
-    from replaykit.core.store_index import SCHEMA_VERSION
+    from replaykit.core.trace.store_index import SCHEMA_VERSION
     from tests.adapters.recorder_support import cli
 
     path, _ = _record(tmp_path, "openai-responses")

@@ -3,7 +3,7 @@
 Anything built on httpx or httpx2 and speaking OpenAI Chat Completions, OpenAI Responses or Anthropic
 Messages is captured by one transport: the ``openai`` client and the ``anthropic`` client (sync, async,
 streaming), PydanticAI's OpenAI models, LangChain's ChatOpenAI, Hermes's client. Streams are kept and
-served chunk for chunk (``replaykit.core.codecs.frames``). Wire a transport by hand::
+served chunk for chunk (``replaykit.core.trace.codecs.frames``). Wire a transport by hand::
 
     from replaykit.adapters.openai import RecordingTransport, recording_session
     session = recording_session(recorder)
@@ -25,7 +25,7 @@ from replaykit.adapters.openai._transport import (
     install,
     uninstall,
 )
-from replaykit.core.recorder import Recorder
+from replaykit.core.trace.recorder import Recorder
 
 __all__ = [
     "AsyncRecordingTransport",

@@ -13,7 +13,7 @@ unchanged. A served or refused request never reaches the inner transport: no byt
 Recording never breaks the call: a failure to record is noted in the run (an ``opaque`` event) and the
 response goes to the client as it came.
 
-Streams are kept chunk for chunk (``replaykit.core.codecs.frames``): the tee notes when each byte chunk
+Streams are kept chunk for chunk (``replaykit.core.trace.codecs.frames``): the tee notes when each byte chunk
 arrived, the frames are stored with the response, and a served stream sends the same frames in the same
 order, one per chunk, at once (``fast``) or with the recorded gaps (``recorded``: ``Session.stream_timing``).
 """
@@ -30,8 +30,8 @@ from typing import Any
 
 from replaykit.adapters.openai._session import Exchange, Session
 from replaykit.adapters.openai._wire import llm_api, refusal_body
-from replaykit.core import codecs
-from replaykit.core.codecs import frames as stream_frames
+from replaykit.core.trace import codecs
+from replaykit.core.trace.codecs import frames as stream_frames
 
 _lock = threading.RLock()
 _active: list[Session] = []  # a stack: the innermost active block wins

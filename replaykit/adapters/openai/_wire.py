@@ -2,7 +2,7 @@
 refused request gets, per API (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages).
 
 Pure functions over strings and dicts (no httpx import), shared by recording and serving. What a body or
-a stream means is the codecs' business (``replaykit.core.codecs``, ``codecs.frames`` for streams).
+a stream means is the codecs' business (``replaykit.core.trace.codecs``, ``codecs.frames`` for streams).
 """
 
 from __future__ import annotations
