@@ -105,7 +105,7 @@ def test_document_is_pure_apart_from_wall_clock(sample: tuple[RunStore, str]) ->
 
 def test_replay_doc_module_is_stdlib_only() -> None:
     """replay_doc is embedded in the standalone script: it and the replaykit modules it imports (embedded
-    before it: serve, canonical) import nothing but the standard library."""
+    before it: serve, deltas, canonical) import nothing but the standard library."""
     import ast
     import importlib
     import sys
