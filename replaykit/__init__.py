@@ -7,7 +7,7 @@ imported on first use)::
     run = replaykit.RunStore().load("my-run")        # or replaykit.Run.load("path/to/trace.jsonl")
     doc = replaykit.replay_run(run)                    # deterministic, 0 provider calls, 0 tools
     result = replaykit.diff_runs(run, other)           # first divergence and its cause
-    with replaykit.record("my-run"): agent.run_sync("...")   # every OpenAI model call in the block
+    with replaykit.record("my-run"): agent.run_sync("...")   # every OpenAI / Anthropic model call in the block
     with replaykit.serve("my-run"): agent.run_sync("...")    # answered from the run, 0 requests sent
     replaykit.export(run, "python", "run.py")          # any single-run format (replaykit.exporters.FORMATS)
     replaykit.play(run, "openai", replaykit.PlayOptions(base_url=..., model=...))   # a live engine

@@ -1,11 +1,13 @@
 """pytest plugin: model-call cassettes (entry point ``pytest11 = replaykit``, the ``pytest`` extra).
 
 - ``@pytest.mark.replaykit`` on a test (or the ``replaykit_cassette`` fixture) activates its cassette:
-  every OpenAI model call any httpx / httpx2 client makes during the test (openai, PydanticAI,
-  LangChain / LangGraph, Hermes) is served from, or recorded into, ``<test dir>/cassettes/<module>.<test>
+  every model call any httpx / httpx2 client makes during the test (openai, anthropic, PydanticAI,
+  LangChain / LangGraph, Hermes; OpenAI Chat / Responses and Anthropic Messages) is served from, or recorded into, ``<test dir>/cassettes/<module>.<test>
   .jsonl``, an ordinary replaykit run file (``replaykit inspect / replay / validate`` read it).
 - Record mode: ``--replaykit-record-mode`` beats ``@pytest.mark.replaykit(record_mode=...)``, which beats
   the ini option ``replaykit_record_mode``; default ``none`` (see ``replaykit.adapters.cassette``).
+- Streams are served chunk for chunk; ``--replaykit-stream-timing recorded`` (ini
+  ``replaykit_stream_timing``) paces them with the recorded gaps, ``fast`` (default) sends them at once.
 - In ``none`` mode a request the cassette does not hold fails the test with one line naming the test,
   the nearest recorded step and the first differing field; the request never leaves the process.
 """
@@ -20,6 +22,7 @@ import pytest
 
 from replaykit.adapters.cassette import RECORD_MODES, Cassette, check_mode, run_id_for
 from replaykit.core.errors import ReplaykitError
+from replaykit.core.trace.codecs.frames import STREAM_TIMINGS, check_timing
 
 _MARK = "replaykit"
 _CASSETTE = pytest.StashKey[Cassette]()
@@ -30,7 +33,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("replaykit", "replaykit model-call cassettes")
     group.addoption("--replaykit-record-mode", action="store", default=None, choices=RECORD_MODES,
                     help="cassette record mode: none (default), once, new_episodes, all, hybrid")
+    group.addoption("--replaykit-stream-timing", action="store", default=None, choices=STREAM_TIMINGS,
+                    help="pacing of served streams: fast (default: every frame at once) or recorded")
     parser.addini("replaykit_record_mode", "default cassette record mode", default="none")
+    parser.addini("replaykit_stream_timing", "pacing of served streams (fast, recorded)", default="fast")
     parser.addini("replaykit_cassette_dir", "cassette folder, relative to each test file", default="cassettes")
 
 
@@ -41,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         check_mode(str(config.getini("replaykit_record_mode")), "ini option replaykit_record_mode")
+        check_timing(str(config.getini("replaykit_stream_timing")))
     except ReplaykitError as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -73,8 +80,10 @@ def replaykit_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette]:
     marker = request.node.get_closest_marker(_MARK)
     problem = None
     try:
+        timing = request.config.getoption("--replaykit-stream-timing") or \
+            str(request.config.getini("replaykit_stream_timing"))
         cassette = Cassette(cassette_path(request, marker), _mode(request, marker), label=request.node.nodeid,
-                            metadata={"test": request.node.nodeid})
+                            metadata={"test": request.node.nodeid}, stream_timing=timing)
         cassette.start()
     except ReplaykitError as exc:
         problem = str(exc)

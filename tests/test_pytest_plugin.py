@@ -121,3 +121,37 @@ def test_record_mode_typos_are_one_line_errors(pytester: pytest.Pytester, projec
     ini = run(pytester)
     assert ini.ret == pytest.ExitCode.USAGE_ERROR
     ini.stderr.fnmatch_lines(["*unknown replaykit record mode 'al'*"])
+
+
+def test_stream_timing_option_paces_served_streams(pytester: pytest.Pytester, project: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "test_paced.py").write_text(textwrap.dedent("""
+        import os, time
+        import pytest
+        from tests.adapters.recorder_support import FINAL, chat_agent
+
+        @pytest.mark.replaykit
+        def test_streamed():
+            start = time.monotonic()
+            assert chat_agent(os.environ["RK_URL"], stream=True) == FINAL
+            assert time.monotonic() - start >= float(os.environ.get("RK_MIN_SECONDS", "0"))
+    """))
+    from replaykit.testing.scripted_server import Reply
+
+    slow = weather_policy()
+    with ScriptedServer(lambda req: Reply(**{**slow(req).__dict__, "frame_gap": 0.05})) as srv:
+        monkeypatch.setenv("RK_URL", srv.base_url)
+        run(pytester, "-k", "test_streamed", "--replaykit-record-mode=once").assert_outcomes(passed=1)
+    cassette = next((project / "cassettes").glob("test_paced.test_streamed.jsonl"))
+    gaps = [e.response.provider_details["stream"]["ms"] for e in Run.load(cassette).llm_calls()]
+    recorded_seconds = sum(ms[-1] for ms in gaps) / 1000
+    assert recorded_seconds >= 0.2
+    monkeypatch.setenv("RK_URL", CLOSED_URL)
+    monkeypatch.setenv("RK_MIN_SECONDS", str(recorded_seconds * 0.9))
+    run(pytester, "-k", "test_streamed", "--replaykit-stream-timing", "recorded").assert_outcomes(passed=1)
+    bad = run(pytester, "--replaykit-stream-timing", "slow")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    pytester.makeini("[pytest]\nreplaykit_stream_timing = slowly\n")
+    ini = run(pytester)
+    assert ini.ret == pytest.ExitCode.USAGE_ERROR
+    ini.stderr.fnmatch_lines(["*unknown stream timing 'slowly': use fast or recorded*"])

@@ -1,8 +1,9 @@
 """Cassettes: a run file that records a block's model calls, or answers them, by record mode.
 
 ``Cassette(path, mode)`` is what the pytest plugin and ``replaykit.record`` / ``replaykit.serve`` use.
-While it is active every httpx / httpx2 client in the process sends its OpenAI model calls through it
-(``replaykit.adapters.openai``). Record modes, as in pytest-recording, plus ``hybrid``:
+While it is active every httpx / httpx2 client in the process sends its model calls through it (OpenAI
+Chat Completions and Responses, Anthropic Messages: ``replaykit.adapters.openai``); streams are recorded
+and served chunk for chunk, paced by ``stream_timing`` (``fast`` or ``recorded``). Record modes, as in pytest-recording, plus ``hybrid``:
 
 ===============  =============================================================================
 ``none``         serve from the cassette only; a request it does not hold is refused (an error
@@ -37,6 +38,7 @@ from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
 from replaykit.core.errors import BadInput, ReplaykitError, RunExists, TraceError, UnknownSchemaVersion
 from replaykit.core.replay.match import RequestIndex
+from replaykit.core.trace.codecs.frames import check_timing
 from replaykit.core.trace.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
@@ -141,9 +143,11 @@ class Cassette:
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "once", *, label: str = "",
                  framework: str = "openai", title: str | None = None,
-                 metadata: dict[str, Any] | None = None, atomic: bool = True, http: bool = True) -> None:
+                 metadata: dict[str, Any] | None = None, atomic: bool = True, http: bool = True,
+                 stream_timing: str = "fast") -> None:
         self.path = Path(path)
         self.mode = check_mode(mode, label)
+        self.stream_timing = check_timing(stream_timing)
         self.label = label
         self.framework = framework
         self.title = title
@@ -180,7 +184,7 @@ class Cassette:
                 if recorder is None else "")
         index = RequestIndex(run, linked_runs(run, self.path.parent)) if run is not None else None
         self.session = Session(recorder=recorder, index=index, repeat=self.mode == "hybrid", label=self.label,
-                               where=str(self.path), hint=hint)
+                               where=str(self.path), hint=hint, stream_timing=self.stream_timing)
         if recorder is not None:
             self._linked = _LinkedRuns(recorder, self.path.parent, atomic=self._tmp is not None)
             self.session.linked = self._linked
@@ -292,7 +296,8 @@ def record(run_id: str | None = None, *, store: str | os.PathLike[str] | None = 
            path: str | os.PathLike[str] | None = None, framework: str | None = None,
            title: str | None = None, metadata: dict[str, Any] | None = None, http: bool = True,
            if_exists: str = "error") -> Iterator[Session]:
-    """Record every OpenAI model call made in the block (any httpx / httpx2 client) as a new run.
+    """Record every model call made in the block (any httpx / httpx2 client: openai, anthropic and what
+    is built on them; OpenAI Chat, Responses and Anthropic Messages, JSON and streams) as a new run.
 
     The run goes to ``path``, else to the store (``store`` or the default) as ``run_id`` (new id when
     omitted); events are on disk as they happen. If the block raises, the run is kept, marked failed.
@@ -338,18 +343,22 @@ def record(run_id: str | None = None, *, store: str | os.PathLike[str] | None = 
 
 @contextlib.contextmanager
 def serve(run: Run | str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None,
-          strict: bool = True) -> Iterator[Session]:
-    """Answer every OpenAI model call in the block from ``run`` (a Run, a trace path or a run id).
+          strict: bool = True, stream_timing: str = "fast") -> Iterator[Session]:
+    """Answer every model call in the block (OpenAI or Anthropic) from ``run`` (a Run, a trace path or a
+    run id).
 
     No request leaves the process. A request the run does not hold gets an HTTP 400 whose message
-    explains the miss; with ``strict`` the block then raises ``CassetteMiss`` when it ends.
+    explains the miss; with ``strict`` the block then raises ``CassetteMiss`` when it ends. A streamed
+    request gets the recorded frames in their order: at once (``stream_timing="fast"``) or with the
+    recorded gaps between them (``"recorded"``).
     """
+    check_timing(stream_timing)
     if not isinstance(run, Run):
         ref = Path(run)
         run = load_cassette(ref) if ref.exists() else RunStore(store).load(str(run))
     assert isinstance(run, Run)
     session = Session(recorder=None, index=RequestIndex(run), label=f"run {run.run_id}",
-                      hint="record it again with replaykit.record(...)")
+                      hint="record it again with replaykit.record(...)", stream_timing=stream_timing)
     _transport.install()
     _transport.activate(session)
     failed = False

@@ -38,7 +38,8 @@ class Reply:
     ``fault``: "429" (with ``retry_after`` seconds), "500", "401" (HTTP errors before any body),
     "stall" (headers and ``stall_after_chunks`` stream chunks, then ``stall_seconds`` of silence, then the
     connection is closed), "length" (the answer is cut and finish_reason is "length"), "malformed"
-    (a body that is not valid JSON).
+    (a body that is not valid JSON). ``frame_gap``: seconds between the frames of a streamed answer
+    (what a real provider's token pacing looks like to a recorder).
     """
 
     text: str | None = None
@@ -49,6 +50,7 @@ class Reply:
     stall_seconds: float = 30.0
     stall_after_chunks: int = 2
     usage: Mapping[str, int] | None = None
+    frame_gap: float = 0.0
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULT_KINDS:
@@ -63,7 +65,8 @@ class Reply:
             ToolCall(name=str(c["name"]), arguments=c.get("arguments", {}), id=c.get("id"))
             for c in data.get("tool_calls") or ()
         )
-        known = {"text", "reasoning", "fault", "retry_after", "stall_seconds", "stall_after_chunks", "usage"}
+        known = {"text", "reasoning", "fault", "retry_after", "stall_seconds", "stall_after_chunks", "usage",
+                 "frame_gap"}
         unknown = set(data) - known - {"tool_calls"}
         if unknown:
             raise ValueError(f"unknown reply keys: {', '.join(sorted(unknown))}")

@@ -279,6 +279,8 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         self.wfile.write(b"data: {\"id\": \"broken\", \"choices\": [\n\n")
                         self.wfile.flush()
                         return
+                    if reply.frame_gap > 0 and n > 0:
+                        server._stop.wait(reply.frame_gap)
                     self.wfile.write(frame.encode())
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):

@@ -198,6 +198,19 @@ def responses_sse(a: Answer, model: str, rid: str, ids: Ids, body: dict[str, Any
                      text=text, logprobs=[])
             yield ev("response.content_part.done", item_id=item["id"], output_index=index, content_index=0,
                      part={**part, "text": text})
+        elif item["type"] == "reasoning":
+            summary = item["summary"][0]["text"]
+            yield ev("response.output_item.added", output_index=index, item={**item, "summary": []})
+            part = {"type": "summary_text", "text": ""}
+            yield ev("response.reasoning_summary_part.added", item_id=item["id"], output_index=index,
+                     summary_index=0, part=part)
+            for frag in pieces(summary):
+                yield ev("response.reasoning_summary_text.delta", item_id=item["id"], output_index=index,
+                         summary_index=0, delta=frag)
+            yield ev("response.reasoning_summary_text.done", item_id=item["id"], output_index=index,
+                     summary_index=0, text=summary)
+            yield ev("response.reasoning_summary_part.done", item_id=item["id"], output_index=index,
+                     summary_index=0, part={**part, "text": summary})
         elif item["type"] == "function_call":
             yield ev("response.output_item.added", output_index=index,
                      item={**item, "arguments": "", "status": "in_progress"})

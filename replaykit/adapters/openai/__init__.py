@@ -1,8 +1,9 @@
-"""Record and serve OpenAI model calls at the HTTP layer (``replaykit.adapters.openai``).
+"""Record and serve model calls at the HTTP layer (``replaykit.adapters.openai``; the name is historical).
 
-Anything built on httpx or httpx2 and speaking OpenAI Chat Completions or Responses is captured: the
-``openai`` client (sync, async, streaming), PydanticAI's OpenAI models, LangChain's ChatOpenAI, Hermes's
-client. Wire a transport by hand::
+Anything built on httpx or httpx2 and speaking OpenAI Chat Completions, OpenAI Responses or Anthropic
+Messages is captured by one transport: the ``openai`` client and the ``anthropic`` client (sync, async,
+streaming), PydanticAI's OpenAI models, LangChain's ChatOpenAI, Hermes's client. Streams are kept and
+served chunk for chunk (``replaykit.core.trace.codecs.frames``). Wire a transport by hand::
 
     from replaykit.adapters.openai import RecordingTransport, recording_session
     session = recording_session(recorder)

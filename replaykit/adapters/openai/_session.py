@@ -5,7 +5,7 @@ request body with the shared codecs, asks the cassette's ``RequestIndex`` (``cor
 fingerprint) whether the record answers it, and records what went live through the ``Recorder``:
 
 - an ``llm_call`` per successful request (exact body: messages, tools, every other field in ``params``;
-  streamed responses assembled by the codecs), an ``error`` event per failed attempt (HTTP status or
+  streamed responses assembled by the codecs, their frames kept: ``replaykit.core.trace.codecs.frames``), an ``error`` event per failed attempt (HTTP status or
   transport error, numbered ``attempt``), so retries are visible;
 - a ``tool_call`` per tool result the next request carries for a call the model made (the result exactly
   as the framework sent it back; ``status`` error when the framework marked it so), unless a framework
@@ -17,6 +17,7 @@ fingerprint) whether the record answers it, and records what went live through t
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import threading
 import time
@@ -29,6 +30,7 @@ from replaykit.core.replay.match import Miss, RequestIndex
 from replaykit.core.trace import codecs, jsonsafe
 from replaykit.core.trace.canonical import canonical_json
 from replaykit.core.trace.codecs import DecodedRequest
+from replaykit.core.trace.codecs.frames import check_timing
 from replaykit.core.trace.ir import Correlation, LLMResponse, Message, ToolCallPart
 from replaykit.core.trace.recorder import Recorder
 
@@ -110,6 +112,7 @@ class Exchange:
     response: LLMResponse | None = None  # served
     step: int | None = None  # served: the recorded step
     miss: str | None = None  # miss: the explanation
+    digest: bytes | None = None  # hash of the raw body (APIs without prefix reuse: retries are told by it)
     extra: dict[str, Any] | None = None  # framework position (LangGraph node, checkpoint...) at request time
 
     @property
@@ -139,12 +142,14 @@ class Session:
     """Routes model requests: serve from ``index``, record through ``recorder``, or refuse (a miss).
 
     ``repeat``: a recorded call may answer again (hybrid); ``label`` names the test or block in miss
-    messages; ``where`` is the cassette file; ``hint`` tells how to fix a miss.
+    messages; ``where`` is the cassette file; ``hint`` tells how to fix a miss; ``stream_timing`` paces
+    served streams (``fast``: every frame at once; ``recorded``: the recorded gaps between frames).
     """
 
     def __init__(self, *, recorder: Recorder | None, index: RequestIndex | None, repeat: bool = False,
-                 label: str = "", where: str = "", hint: str = "") -> None:
+                 label: str = "", where: str = "", hint: str = "", stream_timing: str = "fast") -> None:
         self.recorder = recorder
+        self.stream_timing = check_timing(stream_timing)
         self.index = index
         self.repeat = repeat
         self.label = label
@@ -162,7 +167,7 @@ class Session:
         self._claimed: set[str] = set()
         self._labels: dict[Hashable, str] = {}
         self._chat_prefix: dict[Hashable, tuple[list[Any], list[Message]]] = {}  # task -> last raw + decoded
-        self._attempts: dict[tuple[Hashable, int, int], int] = {}
+        self._attempts: dict[tuple[Hashable, int, int | bytes], int] = {}
         self._last_turn: str | None = None
         self._turns = 0
         self.final_answer: str | None = None
@@ -203,7 +208,10 @@ class Session:
                 self.counters.misses += 1
                 self.misses.append(text)
                 return Exchange(api, body, request, task, "miss", miss=text)
-        return self.begin(request, api, body, task, origin)
+        ex = self.begin(request, api, body, task, origin)
+        if api != "openai-chat":
+            ex.digest = hashlib.blake2b(raw or b"", digest_size=16).digest()
+        return ex
 
     def begin(self, request: DecodedRequest, api: str = "openai-chat", body: dict[str, Any] | None = None,
               task: Hashable | None = None, origin: Origin | None = None) -> Exchange:
@@ -269,7 +277,7 @@ class Session:
     def _miss_text(self, miss: Miss | None, request: DecodedRequest | None) -> str:
         where = f" {self.where}" if self.where else ""
         label = f" for {self.label}" if self.label else ""
-        why = miss.describe() if miss is not None else "the request body is not an OpenAI request"
+        why = miss.describe() if miss is not None else "the request body is not one the codecs read"
         hint = f"; {self.hint}" if self.hint else ""
         return f"replaykit: model request not in cassette{where}{label}: {why}{hint}"
 
@@ -307,12 +315,15 @@ class Session:
         return (model if isinstance(model, str) else None), params
 
     @staticmethod
-    def _attempt_key(ex: Exchange) -> tuple[Hashable, int, int]:
+    def _attempt_key(ex: Exchange) -> tuple[Hashable, int, int | bytes]:
         # A retry re-sends the same body: its decoded messages are the previous attempt's objects (prefix
         # reuse), so task + length + the last message's identity name the request in O(1). (The request
         # fingerprint is not stored at record time: it is O(conversation) per call and replay recomputes
         # it from the messages anyway.)
+        # Anthropic and Responses bodies are decoded whole each time: the raw body's hash names a retry.
         messages = ex.request.messages if ex.request is not None else []
+        if ex.digest is not None:
+            return ex.task, len(messages), ex.digest
         return ex.task, len(messages), id(messages[-1]) if messages else 0
 
     def finish(self, ex: Exchange, response: LLMResponse, *, incomplete: bool = False) -> None:

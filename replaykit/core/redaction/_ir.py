@@ -16,6 +16,7 @@ from typing import Any
 from replaykit.core.errors import TraceError
 from replaykit.core.trace import jsonsafe
 from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.codecs.frames import without_frames
 from replaykit.core.trace.deltas import check_ref, expand_refs
 from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
@@ -127,6 +128,9 @@ class _Pass:
         elif kind == "llm_call":
             self.request(d["request"])
             self.message(d["response"]["message"])
+            # A stream's frames hold the answer cut at arbitrary points (a name split over two deltas
+            # escapes every detector): the redacted run keeps no frames and serves its streams whole.
+            d["response"]["provider_details"] = without_frames(d["response"].get("provider_details"))
             self.details(d["response"])
         elif kind == "error":
             self.request(d.get("request"))

@@ -25,6 +25,9 @@ def test_hermes_agent_recorded_then_served_from_cassette(tmp_path):
     run = Run.load(cassette)
     assert [s.kind for s in run.steps] == ["llm", "tool", "llm", "tool", "llm"]
     assert run.llm_calls()[0].provider_details == {"streamed": True}  # Hermes streams; assembled
+    frames = run.llm_calls()[0].response.provider_details["stream"]  # and kept chunk for chunk
+    assert frames["api"] == "openai-chat" and len(frames["frames"]) >= 4 and frames["done"] is True
+    assert frames["frames"][-1]["choices"] == [] and "usage" in frames["frames"][-1]  # usage last
     assert [t.name for t in run.tool_calls()] == ["harness_echo", "todo"]
 
     before = cassette.read_bytes()

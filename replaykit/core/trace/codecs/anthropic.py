@@ -450,3 +450,45 @@ def assemble_events(events: Sequence[Any]) -> JSONDict:
 
 def decode_stream(events: Sequence[Any]) -> LLMResponse:
     return decode_response(assemble_events(events))
+
+
+def stream_complete(events: Sequence[Any], done: bool = False) -> bool:
+    """The provider finished: ``message_stop`` arrived."""
+    return any(isinstance(e, dict) and e.get("type") == "message_stop" for e in events)
+
+
+def synthesize_stream(response: LLMResponse, request_body: JSONDict | None = None) -> list[JSONDict]:
+    """The events of a response recorded without its own: ``message_start``, each content block with
+    one delta holding all of it (text, thinking and its signature, a tool call's whole input as JSON),
+    ``message_delta`` with the stop reason and usage, ``message_stop``."""
+    body = encode_response(response).body
+    usage = body.get("usage") or {}
+    start = {k: v for k, v in body.items() if k not in ("content", "usage")}
+    start.update(content=[], stop_reason=None, stop_sequence=None,
+                 usage={**usage, "output_tokens": 0} if usage else {"input_tokens": 0, "output_tokens": 0})
+    out: list[JSONDict] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(body.get("content") or []):
+        kind = block.get("type")
+        deltas: list[JSONDict]
+        if kind == "text":
+            head, deltas = {**block, "text": ""}, [{"type": "text_delta", "text": block.get("text", "")}]
+        elif kind == "thinking":
+            head = {k: v for k, v in block.items() if k != "signature"} | {"thinking": ""}
+            deltas = [{"type": "thinking_delta", "thinking": block.get("thinking", "")}]
+            if block.get("signature"):
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif kind in ("tool_use", "server_tool_use"):
+            head = {**block, "input": {}}
+            deltas = [{"type": "input_json_delta",
+                       "partial_json": json.dumps(block.get("input", {}), ensure_ascii=False,
+                                                  separators=(",", ":"))}]
+        else:
+            head, deltas = block, []
+        out.append({"type": "content_block_start", "index": index, "content_block": head})
+        out.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
+        out.append({"type": "content_block_stop", "index": index})
+    out.append({"type": "message_delta", "delta": {"stop_reason": body.get("stop_reason"),
+                                                   "stop_sequence": body.get("stop_sequence")},
+                "usage": {"output_tokens": usage.get("output_tokens", 0)}})
+    out.append({"type": "message_stop"})
+    return out

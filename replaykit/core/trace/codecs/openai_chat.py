@@ -558,3 +558,38 @@ def _assembled_choice(state: JSONDict) -> JSONDict:
 
 def decode_stream(chunks: Sequence[Any]) -> LLMResponse:
     return decode_response(assemble_chunks(chunks))
+
+
+def stream_complete(chunks: Sequence[Any], done: bool) -> bool:
+    """The provider finished: ``[DONE]`` arrived, or a choice carried its finish reason."""
+    return done or any(isinstance(c, dict) and c.get("finish_reason")
+                       for chunk in chunks if isinstance(chunk, dict) for c in (chunk.get("choices") or []))
+
+
+def synthesize_stream(response: LLMResponse, request_body: JSONDict) -> list[JSONDict]:
+    """The chunks of a response recorded without its own: the whole content (and reasoning) in one delta,
+    one fragment per tool call, the finish chunk, and the usage chunk when the request asked for it."""
+    body = encode_response(response).body
+    head: JSONDict = {k: body[k] for k in ("id", "created", "model", "system_fingerprint", "service_tier")
+                      if k in body}
+    head["object"] = "chat.completion.chunk"
+    out: list[JSONDict] = []
+    for choice in body.get("choices") or []:
+        message = dict(choice.get("message") or {})
+        index = choice.get("index", 0)
+        delta: JSONDict = {"role": message.pop("role", "assistant")}
+        calls = message.pop("tool_calls", None) or []
+        delta.update({k: v for k, v in message.items() if v is not None})
+        delta.setdefault("content", "" if not calls else None)
+        out.append({**head, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        for n, call in enumerate(calls):
+            out.append({**head, "choices": [{"index": index, "delta": {"tool_calls": [{"index": n, **call}]},
+                                             "finish_reason": None}]})
+        finish: JSONDict = {"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}
+        if choice.get("logprobs") is not None:
+            finish["logprobs"] = choice["logprobs"]
+        out.append({**head, "choices": [finish]})
+    options = request_body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage") and body.get("usage") is not None:
+        out.append({**head, "choices": [], "usage": body["usage"]})
+    return out

@@ -493,3 +493,51 @@ def assemble_events(events: Sequence[Any]) -> JSONDict:
 
 def decode_stream(events: Sequence[Any]) -> LLMResponse:
     return decode_response(assemble_events(events))
+
+
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+def stream_complete(events: Sequence[Any], done: bool = False) -> bool:
+    """The provider finished: a terminal event (completed, incomplete, failed) arrived."""
+    return any(isinstance(e, dict) and e.get("type") in _TERMINAL for e in events)
+
+
+def synthesize_stream(response: LLMResponse, request_body: JSONDict | None = None) -> list[JSONDict]:
+    """The events of a response recorded without its own: one text delta per content part, one
+    arguments delta per function call, then the terminal event carrying the whole response."""
+    body = encode_response(response).body
+    out: list[JSONDict] = []
+
+    def ev(kind: str, **fields: Any) -> None:
+        out.append({"type": kind, "sequence_number": len(out), **fields})
+
+    start = {**body, "status": "in_progress", "output": [], "usage": None}
+    ev("response.created", response=start)
+    ev("response.in_progress", response=start)
+    for index, item in enumerate(body.get("output") or []):
+        kind = item.get("type")
+        item_id = item.get("id", f"item_{index}")
+        if kind == "message":
+            ev("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+            for c, part in enumerate(item.get("content") or []):
+                empty = {**part, "text": ""} if "text" in part else part
+                ev("response.content_part.added", item_id=item_id, output_index=index, content_index=c, part=empty)
+                if part.get("type") == "output_text":
+                    ev("response.output_text.delta", item_id=item_id, output_index=index, content_index=c,
+                       delta=part.get("text", ""), logprobs=[])
+                    ev("response.output_text.done", item_id=item_id, output_index=index, content_index=c,
+                       text=part.get("text", ""), logprobs=[])
+                ev("response.content_part.done", item_id=item_id, output_index=index, content_index=c, part=part)
+        elif kind == "function_call":
+            ev("response.output_item.added", output_index=index, item={**item, "arguments": "", "status": "in_progress"})
+            ev("response.function_call_arguments.delta", item_id=item_id, output_index=index,
+               delta=item.get("arguments", ""))
+            ev("response.function_call_arguments.done", item_id=item_id, output_index=index,
+               arguments=item.get("arguments", ""), name=item.get("name"))
+        else:
+            ev("response.output_item.added", output_index=index, item=item)
+        ev("response.output_item.done", output_index=index, item=item)
+    final = body.get("status") or "completed"
+    ev("response.incomplete" if final == "incomplete" else "response.completed", response=body)
+    return out
