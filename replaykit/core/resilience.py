@@ -494,7 +494,7 @@ class _Slot:
         if limiter.max_in_flight:
             while self.handle is None:
                 for k in range(limiter.max_in_flight):
-                    handle = open(os.path.join(limiter.root, f"slot-{k}"), "a+b")  # noqa: SIM115
+                    handle = open(os.path.join(limiter.root, f"slot-{k}"), "a+b")
                     try:
                         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                     except OSError:

@@ -52,7 +52,7 @@ def cuts(run: Run, at: str | int) -> list[tuple[int, int | None]]:
         return [(llm_steps[0].index if llm_steps else 0, None)]
     if at == "turn":
         starts = [e.seq for e in run.events if isinstance(e, TurnStartEvent)]
-        out = []
+        out: list[tuple[int, int | None]] = []
         for turn, seq in enumerate(starts):
             first = next((s.index for s in llm_steps if s.event.seq > seq), None)
             if first is not None:

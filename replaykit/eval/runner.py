@@ -74,7 +74,7 @@ def evaluate(
     runs: list[str] | None = None,
     *,
     all_runs: bool = False,
-    filter: str | None = None,  # noqa: A002  (the flag's name)
+    filter: str | None = None,
     engine: str,
     base_url: str,
     model: str,
