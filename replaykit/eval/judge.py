@@ -67,7 +67,7 @@ def cuts(run: Run, at: str | int) -> list[tuple[int, int | None]]:
 def control(run: Run, engine: str) -> str | None:
     """Play ``run`` offline in ``engine``; None when it reproduces the record, else why not (one line)."""
     with tempfile.TemporaryDirectory(prefix="replaykit-eval-control-") as scratch:
-        store = RunStore(Path(scratch))
+        store = RunStore(Path(scratch), durable=False)
         try:
             result = play(run, engine, PlayOptions(serve_only=True, store=store))
         except ReplaykitError as exc:

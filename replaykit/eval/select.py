@@ -1,8 +1,8 @@
 """Which runs an eval plays: RUN arguments or ``--all`` (original recordings only), narrowed by ``--filter``.
 
 ``--all`` reads the store through the corpus sources (``core.corpus``: one fixed order, redacted copies of
-a present original dropped) and keeps the runs that are recordings: no lineage, or a redacted copy. A
-branch, a play, a replay and an earlier eval's candidate plays (lineage ``play``, tag ``CANDIDATE_TAG``)
+a present original dropped) and keeps the runs that are recordings: no lineage, or a subagent's run,
+an import, a redacted copy (``RECORDED_RELATIONS``). A branch, a play, a replay and an earlier eval's candidate plays (lineage ``play``, tag ``CANDIDATE_TAG``)
 are derived runs and are left out.
 
 ``--filter EXPR``: conditions joined by ``,`` (all must hold), each ``KEY OP VALUE``:
@@ -30,6 +30,10 @@ from replaykit.core.store import MAX_LINE_BYTES, RunStore
 
 #: The tag every candidate play of an eval carries (``--all`` and training exports can leave them out).
 CANDIDATE_TAG = "replaykit:eval-candidate"
+
+#: Lineages that are still recordings: a subagent's own run, an import, a redacted copy. Branches, replays,
+#: plays and copies are runs replaykit derived from another.
+RECORDED_RELATIONS = ("subagent", "import", "redaction")
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<=": operator.le, ">=": operator.ge, "!=": operator.ne, "=": operator.eq, "<": operator.lt, ">": operator.gt,
@@ -97,7 +101,7 @@ def is_original(header: dict[str, Any]) -> bool:
     lineage = header.get("lineage")
     if CANDIDATE_TAG in (header.get("tags") or []):
         return False
-    return not isinstance(lineage, dict) or lineage.get("relation") == "redaction"
+    return not isinstance(lineage, dict) or lineage.get("relation") in RECORDED_RELATIONS
 
 
 def _facts(path: Path, header: dict[str, Any]) -> dict[str, Any]:
