@@ -6,7 +6,7 @@ local, Ray or Dask workers). It returns one JSON line, the run's eval record:
 - ``result``: everything that must be the same whatever the executor (verdict, counts, divergence,
   answers, deltas);
 - ``execution``: what may differ between two evals of the same corpus (the new run ids, seconds,
-  provider attempts).
+  provider attempts, the latency of the live calls next to the record's).
 
 A candidate play has a run id derived from the eval and the run, so a resumed eval finds a play that
 already completed in the store and judges it again instead of calling the endpoint a second time.
@@ -126,7 +126,9 @@ def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: Run
     diff = diff_runs(run, candidate, edits=lineage_edits(store, [candidate]))
     answer = compare.answers(compare.turn_answer(run, turn), compare.turn_answer(candidate, turn))
     deltas = compare.deltas(run, candidate, cut)
+    latency = deltas.pop("latency_s")  # a timing: reported under execution, never part of the result
     out: dict[str, Any] = {
+        "latency_s": latency,
         "cut": cut, "turn": turn, "fidelity": compare.fidelity(diff, cut),
         "first_divergence": diff.first.to_json() if diff.first else None,
         "tool_agreement": compare.tool_agreement(run, candidate, cut), "answer": answer, "deltas": deltas,
@@ -208,6 +210,9 @@ def judge(path: str, options: Mapping[str, Any]) -> dict[str, Any]:
         if result is not None and judged["deltas"]["cost_usd"]["candidate"] is not None and options.get("limiter"):
             EndpointLimiter(options["limiter"]).note_cost(judged["deltas"]["cost_usd"]["candidate"])
         plays.append(judged)
+    latencies = [p.pop("latency_s") for p in plays if "latency_s" in p]
+    if latencies:
+        execution["latency_s"] = _sum_deltas([{"latency_s": x} for x in latencies])["latency_s"]
     facts.update(_fold(plays))
     execution["seconds"] = round(time.perf_counter() - started, 3)
     return record

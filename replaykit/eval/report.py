@@ -74,7 +74,7 @@ class EvalReport:
             return round(n / of, 4) if of else None
 
         sums: dict[str, dict[str, float | None]] = {}
-        for key in ("tokens", "cost_usd", "latency_s"):
+        for key in ("tokens", "cost_usd"):
             row: dict[str, float | None] = {}
             for part in ("original", "candidate", "delta"):
                 values = [r["deltas"][key][part] for r in played]
@@ -100,6 +100,12 @@ class EvalReport:
             "deltas": sums,
             "health_delta_mean": round(sum(health) / len(health), 3) if health else None,
         }
+
+    def latency(self) -> dict[str, Any]:
+        """The live calls' seconds next to the record's, summed (a timing: under ``execution``)."""
+        rows = [r["latency_s"] for r in self.execution.get("runs", []) if r.get("latency_s")]
+        return {part: round(sum(r[part] for r in rows if r[part] is not None), 3)
+                for part in ("original", "candidate", "delta")} if rows else {}
 
     def worst(self) -> list[dict[str, Any]]:
         rank = {v: i for i, v in enumerate(SEVERITY)}
@@ -136,5 +142,5 @@ class EvalReport:
             "per_model": self.per_model(),
             "damaged": self.damaged,
             "runs": self.runs,
-            "execution": self.execution,
+            "execution": {**self.execution, "latency_s": self.latency()},
         }
