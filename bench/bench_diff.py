@@ -17,11 +17,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolResultPart, Usage
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.trace.ir import (
+    LLMResponse,
+    Message,
+    RunHeader,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+)
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import SAMPLE_TOOLS
 
 SYSTEM = "You are a careful assistant. " + "Follow the house rules. " * 260  # about 6 KB

@@ -181,7 +181,7 @@ def _variant(name: str) -> Iterator[None]:
     durability), ``inline``: the middle-of-list comparison on Hermes's thread (no verifier thread: O(N) per
     call on Hermes's thread), ``unverified``: no middle comparison at all (gives up exactness)."""
     from replaykit.adapters.hermes.capture.wire_deltas import Verifier
-    from replaykit.core.store import RunWriter
+    from replaykit.core.trace.store import RunWriter
 
     saved: list[tuple[Any, str, Any]] = []
 
@@ -293,7 +293,7 @@ def _long_policy() -> Any:
 
 def whole_run(turns: int) -> dict[str, Any] | None:
     """A real offline Hermes session of ``turns`` user turns (11 steps each), plugin on then off."""
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
     from replaykit.testing.hermes_harness import HermesSandbox, hermes_available
     from replaykit.testing.scripted_server import ScriptedServer
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from replaykit.adapters.atif import import_atif
 from replaykit.adapters.otel import import_otel
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.exporters import export
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

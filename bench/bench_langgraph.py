@@ -13,7 +13,7 @@ is shared: the minimum is the run least disturbed by other work, as ``timeit`` a
   step, no checkpointer;
 - the same with a ``SqliteSaver`` checkpoint after every node (``durability="sync"``), and the size of
   the SQLite file;
-- baseline, same run, same process: ``replaykit.core.replay.replay_run`` (serves every step without a
+- baseline, same run, same process: ``replaykit.core.replay.replay.replay_run`` (serves every step without a
   framework) and a bare LangGraph loop of the same number of supersteps doing nothing (the framework's
   own floor).
 
@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from long_session import write_long_session_run  # noqa: E402
 
-from replaykit.core.replay import replay_run  # noqa: E402
-from replaykit.core.run import Run  # noqa: E402
+from replaykit.core.replay.replay import replay_run  # noqa: E402
+from replaykit.core.trace.run import Run  # noqa: E402
 from replaykit.engines.langgraph import graph as langgraph_graph  # noqa: E402
 
 TARGET_STEPS_PER_S = 2000.0

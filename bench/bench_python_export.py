@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from long_session import write_long_session_run  # noqa: E402
 
-from replaykit.core.run import Run  # noqa: E402
+from replaykit.core.trace.run import Run  # noqa: E402
 from replaykit.exporters import export  # noqa: E402
 
 TARGETS = {"export_s": 0.1, "run_cpu_s": 0.15, "run_peak_mb": 60.0, "file_mb": 2.0}

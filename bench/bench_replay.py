@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from long_session import write_long_session_run
 
-from replaykit.core.replay import replay_path, replay_run
-from replaykit.core.run import Run
+from replaykit.core.replay.replay import replay_path, replay_run
+from replaykit.core.trace.run import Run
 
 
 def _best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]

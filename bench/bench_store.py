@@ -13,10 +13,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import WEATHER_TOOLS, sample_header
 
 N = 5000
@@ -39,7 +39,7 @@ def bench() -> list[dict[str, object]]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         docs = _events(N)
-        from replaykit.core.ir import EVENT_ADAPTER
+        from replaykit.core.trace.ir import EVENT_ADAPTER
 
         events = [EVENT_ADAPTER.validate_python(d) for d in docs]
 

@@ -1,14 +1,18 @@
 """The layering the architecture promises: core never imports adapters, engines, exporters or the CLI;
-no engine imports another engine's modules; nothing imports another package's private (``_``) names."""
+the core's subpackages depend in one direction only; no import cycle anywhere in the package; no engine
+imports another engine's modules; nothing imports another package's private (``_``) names."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+from tests.import_graph import core_layer_violations, find_cycles, import_graph
+
 CORE = Path(__file__).resolve().parents[1] / "replaykit" / "core"
 PACKAGE = CORE.parent
-FORBIDDEN = ("replaykit.adapters", "replaykit.engines", "replaykit.exporters", "replaykit.cli")
+FORBIDDEN = ("replaykit.adapters", "replaykit.engines", "replaykit.exporters", "replaykit.cli", "replaykit.viewer",
+             "replaykit.eval", "replaykit.mcp")
 
 
 def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
@@ -87,10 +91,21 @@ def test_importing_replaykit_stays_light() -> None:
     from tests.conftest import subprocess_env
 
     code = (
-        "import sys, replaykit.core.ir, replaykit.core.store, replaykit.core.run, replaykit.cli.main\n"
+        "import sys, replaykit.core.trace.ir, replaykit.core.trace.store, replaykit.core.trace.run, replaykit.cli.main\n"
         "heavy = [m for m in ('openai', 'pydantic_ai', 'langgraph', 'presidio_analyzer', 'spacy', 'run_agent')"
         " if m in sys.modules]\nprint(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
                          check=True)
     assert out.stdout.strip() == ""
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """Module-level imports, imports inside functions and ``TYPE_CHECKING`` imports alike."""
+    cycles = find_cycles(import_graph(PACKAGE))
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c + c[:1]) for c in cycles)
+
+
+def test_core_subpackages_depend_in_one_direction() -> None:
+    offenders = core_layer_violations(import_graph(PACKAGE))
+    assert not offenders, "\n".join(offenders)

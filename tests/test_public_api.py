@@ -15,7 +15,7 @@ def test_every_public_name_resolves() -> None:
 
 
 def test_import_replaykit_imports_no_model_code() -> None:
-    code = "import sys, replaykit; print('replaykit.core.ir' in sys.modules)"
+    code = "import sys, replaykit; print('replaykit.core.trace.ir' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(),
                          check=True)
     assert out.stdout.strip() == "False"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.adapters.recorder_support import CLOSED_URL, lines, weather_policy
 

@@ -3,7 +3,7 @@
 PATH is one trajectory (a JSON file) or JSONL of trajectories. Each becomes a run; each embedded
 subagent trajectory becomes a linked child run (``Lineage(relation="subagent")``) with ``subagent``
 events in the parent. A ``system`` step adds to the conversation, a ``user`` step is a turn, an
-``agent`` step an LLM call whose request is the conversation so far (``replaykit.core.interop``), and
+``agent`` step an LLM call whose request is the conversation so far (``replaykit.core.trace.interop``), and
 each observation result of a tool call a ``tool_call`` event. Files replaykit wrote carry the rest in
 ``extra.replaykit`` and come back exactly; for other files the requests, timing and usage are rebuilt
 from what the steps hold and the events are marked ``reconstructed``.
@@ -19,14 +19,14 @@ from typing import Any
 from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import (
+from replaykit.core.trace.interop import (
     Conversation,
     content_parts,
     rebuild_assistant,
     rebuild_message,
     validate_atif,
 )
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     HEADER_ADAPTER,
     Correlation,
@@ -39,8 +39,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 ADAPTER = "replaykit.adapters.atif"
 VERSIONS = ("ATIF-v1.7", "ATIF-v1.8")

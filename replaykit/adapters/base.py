@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import Event, RunHeader
+from replaykit.core.trace.ir import Event, RunHeader
 
 #: the largest file an importer reads whole
 MAX_IMPORT_BYTES = 512 * 1024 * 1024

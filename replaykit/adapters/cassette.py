@@ -36,11 +36,11 @@ from replaykit import __version__
 from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
 from replaykit.core.errors import BadInput, ReplaykitError, TraceError, UnknownSchemaVersion
-from replaykit.core.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
-from replaykit.core.match import RequestIndex
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, RunWriter, new_run_id, utc_now_iso, validate_run_id
+from replaykit.core.replay.match import RequestIndex
+from replaykit.core.trace.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, RunWriter, new_run_id, utc_now_iso, validate_run_id
 
 RECORD_MODES = ("none", "once", "new_episodes", "all", "hybrid")
 ADAPTER = "replaykit.adapters.openai"
@@ -182,7 +182,7 @@ class Cassette:
             self._linked = _LinkedRuns(recorder, self.path.parent, atomic=self._tmp is not None)
             self.session.linked = self._linked
         if recorder is not None and "langgraph" in sys.modules:
-            from replaykit.adapters.langgraph import attach
+            from replaykit.adapters.langgraph_callbacks import attach
 
             try:
                 self._detach = attach(self.session)  # graph positions, checkpoint ids, tool node calls

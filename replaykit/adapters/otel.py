@@ -26,10 +26,10 @@ from typing import Any
 
 from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
-from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import Conversation
-from replaykit.core.ir import (
+from replaykit.core.trace.codecs import otel_genai
+from replaykit.core.trace.interop import Conversation
+from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     HEADER_ADAPTER,
     Correlation,
@@ -43,8 +43,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
 LLM_OPS = {"chat", "text_completion", "generate_content"}

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun
-from replaykit.core import codecs
-from replaykit.core.codecs import DecodedRequest
 from replaykit.core.errors import BadInput, CodecError
-from replaykit.core.ir import (
+from replaykit.core.trace import codecs
+from replaykit.core.trace.codecs import DecodedRequest
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     Provenance,
@@ -26,8 +26,8 @@ from replaykit.core.ir import (
     ToolCallPart,
     ToolResultPart,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 ADAPTER = "replaykit.adapters.provider_logs"
 MAX_BYTES = 512 * 1024 * 1024

@@ -32,9 +32,9 @@ from typing import Any
 
 from replaykit.adapters import cassette
 from replaykit.adapters.openai import Exchange, Session
-from replaykit.core.codecs import DecodedRequest
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.ir import ToolSpec
+from replaykit.core.trace.codecs import DecodedRequest
+from replaykit.core.trace.ir import ToolSpec
 
 FRAMEWORK = "pydantic-ai"
 

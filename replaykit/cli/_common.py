@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from replaykit.core import jsonsafe
 from replaykit.core.errors import ReplaykitError
+from replaykit.core.trace import jsonsafe
 
 
 def fail(message: str, *, code: int = 2) -> NoReturn:
@@ -57,7 +57,7 @@ def add_json(parser: argparse.ArgumentParser) -> None:
 
 
 def open_store(args: argparse.Namespace) -> Any:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     return RunStore(getattr(args, "store", None))
 

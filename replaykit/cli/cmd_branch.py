@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
-from replaykit.core import jsonsafe
+from replaykit.core.trace import jsonsafe
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.branch import branch
+    from replaykit.core.replay.branch import branch
 
     parent = load_run(args)
     store = open_store(args)

@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.cost import run_cost, to_json
+    from replaykit.core.analysis.cost import run_cost, to_json
 
     run = load_run(args)
     parent, note = _parent(args, run)

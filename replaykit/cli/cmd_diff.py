@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.diff import diff_runs, lineage_edits
+    from replaykit.core.analysis.diff import diff_runs, lineage_edits
 
     run_a = load_run(args, args.run_a)
     run_b = load_run(args, args.run_b)
@@ -46,7 +46,7 @@ def _print_text(result: Any) -> None:
     terminal's width."""
     from rich.text import Text
 
-    from replaykit.core.message_diff import describe_change
+    from replaykit.core.analysis.message_diff import describe_change
 
     out = console()
     width = max(60, out.width)

@@ -2,7 +2,7 @@
 
 The timeline is one line per event, clipped to the terminal's width (it reads in 80 columns); the
 structured fields of each entry are in ``--json``. ``--step N`` shows the request exactly as the
-provider received it and the whole response (``replaykit.core.step_detail``). The LangGraph drawing
+provider received it and the whole response (``replaykit.core.analysis.step_detail``). The LangGraph drawing
 (Mermaid source) appears only with ``--graph``, so a plain inspect never imports LangGraph.
 """
 
@@ -63,10 +63,10 @@ def _view(args: argparse.Namespace) -> Any:
     """The run's summary, timeline and health: one streaming pass over the file (no pydantic, memory
     O(rows)); the validating reader only for ``--graph`` (it needs the run) or when the streaming pass
     meets something it cannot vouch for (that reader then words the error)."""
-    from replaykit.core.inspect_view import NeedsFullReader, inspect_run, inspect_trace
+    from replaykit.core.analysis.inspect_view import NeedsFullReader, inspect_run, inspect_trace
 
     if not args.graph:
-        from replaykit.core.store_index import default_store_root, resolve_ref
+        from replaykit.core.trace.store_index import default_store_root, resolve_ref
 
         root = Path(args.store).expanduser() if args.store is not None else default_store_root()
         path = resolve_ref(root, args.run)
@@ -132,7 +132,7 @@ def _pretty(value: Any) -> str:
 def _show_step(run: Any, index: int, *, as_json: bool) -> int:
     from rich.text import Text
 
-    from replaykit.core.step_detail import step_detail
+    from replaykit.core.analysis.step_detail import step_detail
 
     detail = step_detail(run, index)
     if as_json:
@@ -162,7 +162,7 @@ def _show_step(run: Any, index: int, *, as_json: bool) -> int:
         for n, item in enumerate(provider):
             _provider_message(out, n, item)
     else:
-        from replaykit.core.step_detail import message_text
+        from replaykit.core.analysis.step_detail import message_text
 
         out.print(Text("request messages (IR)", style="bold"))
         for n, message in enumerate(request["messages"]):

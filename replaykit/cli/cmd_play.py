@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from replaykit.core.errors import BadInput
-    from replaykit.core.play import PlayOptions
+    from replaykit.core.replay.play import PlayOptions
     from replaykit.engines import play
 
     if args.stale_timeout is not None and args.stale_timeout <= 0:

@@ -39,7 +39,7 @@ def handle(args: argparse.Namespace) -> int:
     from replaykit.core.corpus import corpus_sources
     from replaykit.core.errors import BadInput
     from replaykit.core.redaction import redact_corpus, redact_trace_file
-    from replaykit.core.store import new_run_id
+    from replaykit.core.trace.store import new_run_id
 
     store = open_store(args)
     sources = corpus_sources(store, list(args.runs), all_runs=args.all)
@@ -79,7 +79,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def _redact_corpus(args: argparse.Namespace, sources: list[Path], out: Path) -> int:
     from replaykit.core.corpus import run_corpus
-    from replaykit.core.redaction import redaction_task
+    from replaykit.core.corpus.redaction_task import redaction_task
 
     options = {"mode": args.mode, "allow": sorted(args.allow), "fail_closed": args.fail_closed}
     summary = run_corpus(sources, redaction_task, options, command="redact", out=out, sink="runs",

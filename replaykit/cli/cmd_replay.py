@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def handle(args: argparse.Namespace) -> int:
     import sys
 
-    from replaykit.core.replay import replay_path
+    from replaykit.core.replay.replay import replay_path
 
     path = open_store(args).resolve(args.run)
     document = replay_path(path, start=args.start, stop=args.stop)

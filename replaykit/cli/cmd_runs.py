@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     # The stdlib-only listing: no pydantic import, each file's header line only (fast on any store).
-    from replaykit.core.store_index import default_store_root, iter_summaries
+    from replaykit.core.trace.store_index import default_store_root, iter_summaries
 
     root = Path(args.store).expanduser() if args.store is not None else default_store_root()
     summaries = sorted(iter_summaries(root), key=lambda s: s.created_at)

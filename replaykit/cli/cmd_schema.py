@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.core.ir import json_schema
+    from replaykit.core.trace.ir import json_schema
 
     print_json(json_schema())
     return 0

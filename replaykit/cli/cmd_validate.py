@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from replaykit.core.errors import RunNotFound, TraceError
-    from replaykit.core.validate import validate_trace
+    from replaykit.core.trace.validate import validate_trace
 
     path: Path = open_store(args).resolve(args.path)
     try:

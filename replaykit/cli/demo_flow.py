@@ -221,7 +221,7 @@ class Demo:
         return r
 
     def load(self) -> tuple[str, dict[str, str], dict[str, Any]]:
-        from replaykit.core.store import RunStore
+        from replaykit.core.trace.store import RunStore
         from replaykit.testing.demo_data import recording_path
 
         with recording_path() as source:
@@ -240,8 +240,8 @@ class Demo:
                 {"run_id": self.report.run_id, "steps": check["steps"]})
 
     def inspect(self) -> tuple[str, dict[str, str], dict[str, Any]]:
-        from replaykit.core.ir import ToolCallEvent
-        from replaykit.core.run import Run
+        from replaykit.core.trace.ir import ToolCallEvent
+        from replaykit.core.trace.run import Run
         from replaykit.testing.demo_data import BRANCH_TOOL, edited_result
 
         assert self.report.run_id is not None

@@ -1,8 +1,8 @@
 """Live engines: each plays a run in a framework's real loop behind one seam.
 
-``play(run, PlayOptions) -> PlayResult`` is the whole contract (``replaykit.core.play``). Every engine
-serves the prefix from the record through ``replaykit.core.cursor``, goes live at the cut, answers tool
-calls through the one live-tool ladder and calls the one live model (``replaykit.core.live_model``).
+``play(run, PlayOptions) -> PlayResult`` is the whole contract (``replaykit.core.replay.play``). Every engine
+serves the prefix from the record through ``replaykit.core.replay.cursor``, goes live at the cut, answers tool
+calls through the one live-tool ladder and calls the one live model (``replaykit.core.replay.live_model``).
 Engines meet each other only through core: none imports another's modules.
 
     from replaykit.engines import play
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from replaykit.core.play import PlayOptions, PlayResult
-    from replaykit.core.run import Run
+    from replaykit.core.replay.play import PlayOptions, PlayResult
+    from replaykit.core.trace.run import Run
 
 
 @dataclass(frozen=True)

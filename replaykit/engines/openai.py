@@ -6,7 +6,7 @@ LLM call and tool call goes through the core ``ReplayCursor``: the prefix before
 from the record (no request, no tool), from the cut on the model is called live (streamed, with the
 core resilience: retries, Retry-After, stale-stream timeout, length continuation, iteration budget).
 
-Tool calls climb the one live-tool ladder (``replaykit.core.live_tools``): served from the record, the
+Tool calls climb the one live-tool ladder (``replaykit.core.replay.live_tools``): served from the record, the
 destructive-tool guard, the user's ``--tools-module`` implementation, a recorded stand-in, else "not
 available". The API key is read from the environment variable the user names, handed to the client,
 and never written anywhere.
@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import time
 
-from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.ir import (
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.live_model import DROP_PARAMS, LiveModel
+from replaykit.core.replay.live_tools import LiveTools, tool_implementations
+from replaykit.core.replay.play import PlayOptions, PlayResult, start_play
+from replaykit.core.replay.resilience import GaveUp, IterationBudget
+from replaykit.core.replay.tool_ladder import ToolAnswer
+from replaykit.core.trace.ir import (
     Message,
     Provenance,
     ToolCallPart,
     ToolResultPart,
 )
-from replaykit.core.live_model import DROP_PARAMS, LiveModel
-from replaykit.core.live_tools import LiveTools, tool_implementations
-from replaykit.core.play import PlayOptions, PlayResult, start_play
-from replaykit.core.resilience import GaveUp, IterationBudget
-from replaykit.core.run import Run
-from replaykit.core.tool_ladder import ToolAnswer
+from replaykit.core.trace.run import Run
 
 ENGINE = "openai"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
 
 @dataclass(frozen=True)

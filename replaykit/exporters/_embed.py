@@ -1,6 +1,7 @@
 """Embedding replaykit's own stdlib-only modules verbatim in generated code (the standalone script and
-the LangGraph module embed ``core/canonical.py``, ``core/serve.py`` and ``core/replay_doc.py`` so they
-decide and compute exactly as the CLI does; the LangGraph module embeds ``core/tool_ladder.py`` so its
+the LangGraph module embed ``core/trace/canonical.py``, ``core/trace/deltas.py``, ``core/replay/serve.py`` and
+``core/replay/replay_doc.py`` so they
+decide and compute exactly as the CLI does; the LangGraph module embeds ``core/replay/tool_ladder.py`` so its
 tools climb the same live-tool ladder)."""
 
 from __future__ import annotations

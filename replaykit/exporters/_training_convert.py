@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMCallEvent,
     Message,
     ReasoningPart,
@@ -20,7 +20,7 @@ from replaykit.core.ir import (
     ToolResultPart,
     ToolSpec,
 )
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 
 OpenAIMessage = dict[str, Any]
 

@@ -22,9 +22,9 @@ from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
-from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import (
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.interop import (
     ChildLoader,
     Conversation,
     Losses,
@@ -33,7 +33,7 @@ from replaykit.core.interop import (
     rebuild_message,
     validate_atif,
 )
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     ErrorEvent,
     Event,
     LLMCallEvent,
@@ -50,7 +50,7 @@ from replaykit.core.ir import (
     TurnStartEvent,
     Usage,
 )
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 
 VERSIONS = ("1.7", "1.8")
 EXTRA_KEY = "replaykit"

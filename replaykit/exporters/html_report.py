@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from replaykit.core.analysis.timeline import timeline_rows
 from replaykit.core.files import write_private
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     MediaPart,
     Message,
     OpaquePart,
@@ -25,8 +26,7 @@ from replaykit.core.ir import (
     ToolCallPart,
     ToolResultPart,
 )
-from replaykit.core.run import Run
-from replaykit.core.timeline import timeline_rows
+from replaykit.core.trace.run import Run
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src 'none'; "
@@ -112,7 +112,7 @@ def _message_html(message: Message) -> str:
 
 def _cost_info(run: Run) -> dict[str, Any]:
     """The run's cost ledger as JSON (``replaykit cost --json``); unknown stays None, never 0."""
-    from replaykit.core import cost
+    from replaykit.core.analysis import cost
 
     try:
         ledger = cost.to_json(cost.run_cost(run))
@@ -125,7 +125,7 @@ def _cost_info(run: Run) -> dict[str, Any]:
 
 def _health_html(run: Run, cost_usd: float | None) -> str:
     """The run's health score and its reasons (``core.health``)."""
-    from replaykit.core.health import run_health
+    from replaykit.core.analysis.health import run_health
 
     health = run_health(run, cost_usd=cost_usd, with_cost=False)
     badge = "ok" if health.score >= 80 else "bad" if health.score < 50 else ""
@@ -209,7 +209,7 @@ def render_run(run: Run) -> str:
         )
     parts.append("</table>")
 
-    from replaykit.core.step_detail import step_costs, step_detail
+    from replaykit.core.analysis.step_detail import step_costs, step_detail
 
     costs = step_costs(run)
     parts.append("<h2>Steps</h2>")

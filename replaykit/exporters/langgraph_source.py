@@ -9,9 +9,9 @@ Safety: all trace content (messages, tool names, schemas, ids) lives in ONE data
 made pure ASCII by ``json.dumps(ensure_ascii=True)`` and written as a sequence of ``repr()`` string
 literals, so no byte of the trace is ever Python syntax. Tool functions get identifiers derived from
 the names (ASCII word characters only, deduplicated, never keywords) and look their real name up in
-the data. The support code is embedded verbatim from ``replaykit.core.canonical``,
-``replaykit.core.serve``, ``replaykit.core.tool_ladder``, ``replaykit.engines.langgraph.runtime`` and
-``replaykit.core.replay_doc``; the file is compile-checked before it is written, and written 0600.
+the data. The support code is embedded verbatim from ``replaykit.core.trace.canonical``,
+``replaykit.core.replay.serve``, ``replaykit.core.replay.tool_ladder``, ``replaykit.engines.langgraph.runtime`` and
+``replaykit.core.replay.replay_doc``; the file is compile-checked before it is written, and written 0600.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from replaykit.core.errors import ReplaykitError
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
 _CHUNK = 100  # characters of JSON per string literal line
 
@@ -121,7 +121,8 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
-    from replaykit.core import canonical, replay_doc, serve, tool_ladder
+    from replaykit.core.replay import replay_doc, serve, tool_ladder
+    from replaykit.core.trace import canonical, deltas
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
 
@@ -130,7 +131,7 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
     try:  # the embedded modules must not shadow each other
-        bodies = embedded_modules([canonical, serve, tool_ladder, rt, replay_doc],
+        bodies = embedded_modules([canonical, deltas, serve, tool_ladder, rt, replay_doc],
                                   {"build_graph": "build_graph_from"})
     except AssertionError as exc:
         raise ReplaykitError(f"internal: {exc}") from exc
@@ -140,24 +141,24 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
-    support = bodies[0] + "\n\n" + bodies[1]
-    ladder_body, runtime_body, replay_body = bodies[2], bodies[3], bodies[4]
+    *support_bodies, ladder_body, runtime_body, replay_body = bodies
+    support = "\n\n".join(support_bodies)
     safe_name = filename if all(c.isalnum() or c in "._-" for c in filename) else "graph.py"
     return (
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
         + "# " + "-" * 81 + " serve decision\n"
-        + "# replaykit.core.canonical and replaykit.core.serve, verbatim: the request fingerprint, the delta\n"
-        + "# resolver and the serve position, as every replaykit engine uses them.\n"
+        + "# replaykit.core.trace.canonical, replaykit.core.trace.deltas and replaykit.core.replay.serve, verbatim: the\n"
+        + "# request fingerprint, the delta resolver and the serve position, as every replaykit engine uses them.\n"
         + support
         + "\n\n# " + "-" * 84 + " tool ladder\n"
-        + "# replaykit.core.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"
+        + "# replaykit.core.replay.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"
         + ladder_body
         + "\n\n# " + "-" * 88 + " runtime\n"
         + "# replaykit.engines.langgraph.runtime, verbatim (build_graph renamed build_graph_from).\n"
         + runtime_body
         + "\n\n# " + "-" * 81 + " replay document\n"
-        + "# replaykit.core.replay_doc, verbatim: the same document `replaykit replay --json` prints.\n"
+        + "# replaykit.core.replay.replay_doc, verbatim: the same document `replaykit replay --json` prints.\n"
         + replay_body
         + '\n\nif __name__ == "__main__":\n    sys.exit(main(sys.argv[1:]))\n'
     )

@@ -3,7 +3,7 @@
 One trace per run (subagent runs join their parent's trace under the launching tool span): an
 ``invoke_agent`` span per user turn, a ``chat`` span per LLM call (a failed attempt is a ``chat`` span
 with status ERROR), an ``execute_tool`` span per tool call, attributes from the GenAI semantic
-conventions v1.37.0 (``replaykit.core.codecs.otel_genai``). Message content (``gen_ai.input.messages``,
+conventions v1.37.0 (``replaykit.core.trace.codecs.otel_genai``). Message content (``gen_ai.input.messages``,
 ``gen_ai.output.messages``, ``gen_ai.system_instructions``, tool arguments and results) is written only
 with ``include_content``, since the conventions make it opt-in. ``replaykit.*`` attributes and span
 events keep what the conventions have no name for (order, provenance, sampling parameters, meta and
@@ -24,11 +24,11 @@ from functools import cached_property
 from typing import Any
 
 from replaykit import __version__
-from replaykit.core import jsonsafe
-from replaykit.core.codecs import otel_genai
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.interop import ChildLoader, Conversation, Losses, find_child
-from replaykit.core.ir import (
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.codecs import otel_genai
+from replaykit.core.trace.interop import ChildLoader, Conversation, Losses, find_child
+from replaykit.core.trace.ir import (
     ErrorEvent,
     Event,
     LLMCallEvent,
@@ -38,7 +38,7 @@ from replaykit.core.ir import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from replaykit.core.run import Run, request_of
+from replaykit.core.trace.run import Run, request_of
 
 SCOPE = "replaykit"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{otel_genai.SEMCONV_VERSION}"

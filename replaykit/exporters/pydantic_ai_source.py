@@ -18,7 +18,7 @@ import keyword
 import re
 from typing import Any
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai import compat
 
 _HEADER = '''"""PydanticAI agent exported by replaykit (the run id is DATA["run_id"]).

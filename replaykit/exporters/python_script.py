@@ -10,9 +10,9 @@ with ``json.loads``.
 Metadata constants use ``ascii()`` (an ASCII-only literal that evaluates back to the value); the header
 docstring and comments only show a whitelisted character set.
 
-The replay engine inside the script is the source of ``replaykit.core.replay_doc`` (a pure, stdlib-only
-function also behind ``replaykit replay --json``), with ``replaykit.core.serve`` (the serve decision and
-delta resolver) and ``replaykit.core.canonical`` (the request fingerprint) it builds on, so both compute
+The replay engine inside the script is the source of ``replaykit.core.replay.replay_doc`` (a pure, stdlib-only
+function also behind ``replaykit replay --json``), with ``replaykit.core.replay.serve`` (the serve decision and
+delta resolver) and ``replaykit.core.trace.canonical`` (the request fingerprint) it builds on, so both compute
 the same document and match requests by the same rule.
 """
 
@@ -29,11 +29,11 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
-from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import ErrorEvent, LLMCallEvent, Message, ToolCallEvent
-from replaykit.core.recorder import ToolRefs
-from replaykit.core.run import Run
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import ErrorEvent, LLMCallEvent, Message, ToolCallEvent
+from replaykit.core.trace.recorder import ToolRefs
+from replaykit.core.trace.run import Run
 from replaykit.exporters._embed import embedded_modules, top_level_names
 
 _BODY_MARKER = "# --- script body ---\n"
@@ -166,11 +166,12 @@ def _template_body() -> str:
 
 @lru_cache(maxsize=1)
 def _engine_source() -> str:
-    """``replaykit.core.canonical``, ``serve``, ``tool_ladder`` and ``replay_doc`` without docstrings and ``__future__``
-    imports (and without their imports of each other)."""
-    from replaykit.core import canonical, replay_doc, serve, tool_ladder
+    """``replaykit.core.trace.canonical`` and ``deltas``, ``replaykit.core.replay.serve``, ``tool_ladder`` and
+    ``replay_doc`` without docstrings and ``__future__`` imports (and without their imports of each other)."""
+    from replaykit.core.replay import replay_doc, serve, tool_ladder
+    from replaykit.core.trace import canonical, deltas
 
-    return "\n\n".join(embedded_modules([canonical, serve, tool_ladder, replay_doc]))
+    return "\n\n".join(embedded_modules([canonical, deltas, serve, tool_ladder, replay_doc]))
 
 
 @lru_cache(maxsize=1)

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from replaykit.core import jsonsafe
 from replaykit.core.corpus import RunResult
 from replaykit.core.errors import BadInput
 from replaykit.core.progress import ProgressBar
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 from ._training_convert import (
     openai_tools,
@@ -228,7 +228,7 @@ def _one(job: _Job) -> _Outcome:
 def _convert(run: Run, fmt: str, redact: bool, mode: str, preference_chosen: str | None,
              store_root: str | None, min_health: int | None) -> _Outcome:
     if min_health is not None:
-        from replaykit.core.health import run_health
+        from replaykit.core.analysis.health import run_health
 
         if run_health(run).score < min_health:
             return None, run.run_id, f"health below {min_health}"

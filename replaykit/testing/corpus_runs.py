@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     RunHeader,
@@ -27,8 +27,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore
 
 TOOL_NAMES = ("read_file", "write_file", "search_files", "terminal", "web_search", "web_fetch", "todo", "memory")
 TOOLS = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from replaykit.core.canonical import fingerprint
-from replaykit.core.ir import (
+from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     RunHeader,
@@ -21,8 +21,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore, new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore, new_run_id, utc_now_iso
 
 SAMPLE_TOOLS = [
     ToolSpec(name="read_file", description="Read a text file.",

@@ -15,7 +15,7 @@ import itertools
 import json
 from typing import Any
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     RunHeader,
@@ -25,8 +25,8 @@ from replaykit.core.ir import (
     ToolResultPart,
     ToolSpec,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 
 SPECIAL = ("", "\x00", "\u2028", "\u2029", "\ufeff", "\ufeffstart", '"', "\\", "\\u0000", "\r\n", "\x7f",
            "\U0001f600", "e\u0301", "</pre><script>", "'''", "${x}")

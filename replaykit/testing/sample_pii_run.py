@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from replaykit.core.canonical import fingerprint
-from replaykit.core.ir import (
+from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.ir import (
     Edit,
     Lineage,
     LLMResponse,
@@ -18,9 +18,9 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import utc_now_iso
 
 SYSTEM = (
     "You are a support agent for Acme. Escalations go to Maria Gonzalez (maria.gonzalez@acme-corp.com, "

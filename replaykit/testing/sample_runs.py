@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     Correlation,
     LLMResponse,
     Message,
@@ -17,8 +17,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunWriter, new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunWriter, new_run_id, utc_now_iso
 
 WEATHER_TOOLS = [
     ToolSpec(

@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.viewer.catalog import Catalog, Query, lineage_tree
 from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
 from replaykit.viewer.security import CsrfTokens, Guard, origin_ok
@@ -130,7 +130,7 @@ def build_app(viewer: Viewer) -> Any:
                     facets=facets, recording=recording, store=str(viewer.store.root))
 
     async def run_page(request: Request) -> Response:
-        from replaykit.core.timeline import timeline_rows
+        from replaykit.core.analysis.timeline import timeline_rows
 
         try:
             run = load(request.path_params["run_id"])
@@ -145,7 +145,7 @@ def build_app(viewer: Viewer) -> Any:
                     descendants=[r for r in catalog if r.parent_run_id == run.run_id])
 
     async def step_page(request: Request) -> Response:
-        from replaykit.core.step_detail import step_detail
+        from replaykit.core.analysis.step_detail import step_detail
 
         try:
             run = load(request.path_params["run_id"])
@@ -162,7 +162,7 @@ def build_app(viewer: Viewer) -> Any:
                     steps=len(run.steps), response_edit=response_edit)
 
     async def diff_page(request: Request) -> Response:
-        from replaykit.core.diff import diff_runs, lineage_edits
+        from replaykit.core.analysis.diff import diff_runs, lineage_edits
 
         a_id, b_id = request.query_params.get("a", ""), request.query_params.get("b", "")
         try:
@@ -173,7 +173,7 @@ def build_app(viewer: Viewer) -> Any:
         return page(request, "diff.html", title=f"diff {a.run_id} {b.run_id}", a=a, b=b, diff=result.to_json())
 
     async def branch_post(request: Request) -> Response:
-        from replaykit.core.branch import branch
+        from replaykit.core.replay.branch import branch
 
         form = await form_of(request)
         if isinstance(form, Response):
@@ -228,7 +228,7 @@ def build_app(viewer: Viewer) -> Any:
 
 def _subagent_children(store: RunStore, rows: list[dict[str, Any]], depth: int = 0) -> dict[str, Any]:
     """Timeline rows of each subagent's child run present in the store (nested, at most 3 deep)."""
-    from replaykit.core.timeline import timeline_rows
+    from replaykit.core.analysis.timeline import timeline_rows
 
     children: dict[str, Any] = {}
     if depth >= 3:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 RECORDING_WINDOW = 60.0
 SORT_KEYS = ("created", "run", "framework", "model", "status", "steps", "duration", "health")
@@ -44,9 +44,9 @@ class RunRow:
 
 
 def _health(run: Run) -> float | None:
-    """The run's health score, 0-100 (``replaykit.core.health``: the same score as ``inspect`` and
+    """The run's health score, 0-100 (``replaykit.core.analysis.health``: the same score as ``inspect`` and
     ``stats``; the cost part is left out here, a list of runs must stay quick)."""
-    from replaykit.core.health import run_health
+    from replaykit.core.analysis.health import run_health
 
     try:
         return float(run_health(run, with_cost=False).score)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.play import PlayOptions
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, new_run_id
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, new_run_id
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 #: The base URL recorded for an offline play (nothing is ever sent there: every step is served).

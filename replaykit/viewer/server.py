@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.viewer.security import new_token
 
 HOST = "127.0.0.1"

@@ -11,8 +11,8 @@ import pytest
 
 from replaykit.adapters.cassette import Cassette
 from replaykit.adapters.langgraph import record_graph
-from replaykit.core.ir import LLMCallEvent, SubagentEvent
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import LLMCallEvent, SubagentEvent
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.adapters.recorder_support import CLOSED_URL, FINAL, TOOLS, cli, weather, weather_policy
 

@@ -12,11 +12,11 @@ import pytest
 import replaykit
 from replaykit.adapters.cassette import Cassette
 from replaykit.adapters.openai import CassetteMiss
-from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import ErrorEvent, LLMCallEvent
-from replaykit.core.run import Run
+from replaykit.core.trace import codecs
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.ir import ErrorEvent, LLMCallEvent
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer, fail_first
 from tests.adapters.recorder_support import (
     CLOSED_URL,
@@ -276,9 +276,9 @@ def test_served_in_the_shape_the_client_asks_for(tmp_path: Path, recorded_stream
 def test_transport_wired_by_hand(tmp_path: Path) -> None:
     """No patching: one client built with ``RecordingTransport`` records into a Recorder of its own."""
     from replaykit.adapters.openai import RecordingTransport, active_session, recording_session
-    from replaykit.core.ir import RunHeader
-    from replaykit.core.recorder import Recorder
-    from replaykit.core.store import RunWriter
+    from replaykit.core.trace.ir import RunHeader
+    from replaykit.core.trace.recorder import Recorder
+    from replaykit.core.trace.store import RunWriter
 
     package = "httpx2" if int(openai.__version__.split(".")[0]) >= 3 else "httpx"
     http = pytest.importorskip(package)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from replaykit.adapters import provider_logs
-from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.ir import LLMCallEvent, Provenance, ToolCallEvent
-from replaykit.core.run import Run
+from replaykit.core.trace import codecs
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.ir import LLMCallEvent, Provenance, ToolCallEvent
+from replaykit.core.trace.run import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 

@@ -14,7 +14,7 @@ import pytest
 import replaykit
 from replaykit.adapters.cassette import Cassette
 from replaykit.adapters.pydantic_ai import record_agent
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.adapters.recorder_support import CLOSED_URL, FINAL, cli, weather
 

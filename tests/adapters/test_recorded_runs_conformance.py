@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from replaykit.adapters.cassette import Cassette
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.testing.scripted_server import ScriptedServer, ToolCall, sequence_policy
 from tests.adapters.recorder_support import FINAL, chat_agent, cli, responses_agent, weather_policy
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import sample_header, write_weather_run
 from tests.conftest import subprocess_env
 
@@ -40,7 +40,7 @@ def test_inspect_json_and_text(weather: str, capsys: pytest.CaptureFixture[str])
 
 
 def test_inspect_highlights_failing_step(store_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from replaykit.core.recorder import Recorder
+    from replaykit.core.trace.recorder import Recorder
 
     store = RunStore(store_dir)
     header = sample_header("failing")
@@ -110,8 +110,8 @@ def _validate_peak_kb(path: Path) -> int:
 
 
 def _big_trace(path: Path, events: int) -> Path:
-    from replaykit.core.recorder import Recorder
-    from replaykit.core.store import RunWriter
+    from replaykit.core.trace.recorder import Recorder
+    from replaykit.core.trace.store import RunWriter
 
     header = sample_header(path.stem)
     blob = "z" * (1024 * 1024)

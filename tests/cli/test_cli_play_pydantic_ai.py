@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
-from replaykit.core.store import RunStore, write_run_file
+from replaykit.core.trace.store import RunStore, write_run_file
 from replaykit.testing.script import call, text
 from replaykit.testing.scripted_server import ScriptedServer
 from tests.exporters.pai_fixtures import weather_run

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]

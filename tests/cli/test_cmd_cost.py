@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.branch import branch
-from replaykit.core.play import PlayOptions
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, sequence_policy, text
 from replaykit.testing.scripted_server import ScriptedServer

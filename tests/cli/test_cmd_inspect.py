@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.codecs import encode_llm_request
-from replaykit.core.step_detail import step_detail
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.step_detail import step_detail
+from replaykit.core.trace.codecs import encode_llm_request
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 
 from replaykit.cli.demo_flow import MARKER, prepare_out, strip_volatile
 from replaykit.core.errors import BadInput
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.testing.demo_data import EDITED_ECHO, demo_policy, echo_of, edited_result, recording_path
 from replaykit.testing.scripted_server import ScriptedServer
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.ir import Message
-from replaykit.core.play import PlayOptions
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.ir import Message
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.script import Policy, Reply, ScriptRequest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -114,7 +114,7 @@ def conversation(messages: list[Any]) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def wire_conversation(body: dict[str, Any]) -> list[tuple[str, str, tuple[str, ...]]]:
     """The same view of a Chat Completions request body (what an engine actually sent)."""
-    from replaykit.core.codecs import decode_request
+    from replaykit.core.trace.codecs import decode_request
 
     return conversation(list(decode_request("openai-chat", body).messages))
 

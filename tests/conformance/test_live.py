@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.branch import branch
-from replaykit.core.diff import diff_runs
+from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.ir import Provenance
-from replaykit.core.replay import replay_run
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
-from replaykit.core.tool_ladder import UNAVAILABLE_MARKER
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.replay.tool_ladder import UNAVAILABLE_MARKER
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from replaykit.testing.script import ReplyList, fault, sequence_policy
 from replaykit.testing.scripted_server import ScriptedServer

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.diff import diff_runs
-from replaykit.core.replay import replay_run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from tests.conformance._matrix import (
     EXPORTS,
@@ -72,7 +72,7 @@ def test_export_replays_the_record(fmt: str, recording: str) -> None:
 def test_a_request_past_the_end_gets_the_synthetic_end(engine: str, tmp_path: Path) -> None:
     """A branch of a two-turn run holds only its prefix: offline, the later user turn's request is past
     the record's end and gets the synthetic end-of-turn answer, never a call."""
-    from replaykit.core.branch import branch
+    from replaykit.core.replay.branch import branch
 
     store = RunStore(tmp_path / "store")
     run = stored(store, "hermes/two_turns")
@@ -110,13 +110,13 @@ def test_cli_offline_usage(tmp_path: Path) -> None:
 
 
 def test_the_exported_langgraph_module_climbs_the_same_ladder() -> None:
-    """The generated module embeds core/tool_ladder.py verbatim: same rungs, same texts, same guard hook."""
+    """The generated module embeds core/replay/tool_ladder.py verbatim: same rungs, same texts, same guard hook."""
     pytest.importorskip("langgraph")
     import importlib
     import sys
     import types
 
-    from replaykit.core import tool_ladder
+    from replaykit.core.replay import tool_ladder
     from replaykit.exporters import FORMATS
     from replaykit.exporters._embed import module_body
 

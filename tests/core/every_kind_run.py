@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replaykit.core import ir
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart, ToolSpec, Usage
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore
+from replaykit.core.trace import ir
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart, ToolSpec, Usage
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore
 
 
 def every_kind_run(root: Path) -> Path:

@@ -1,6 +1,6 @@
 """The model-based ``inspect`` output as it was before the streaming pass (replaykit 0.1, commit c61fbd7):
 timeline rows, health and summary computed from a validated ``Run``. Kept verbatim as the reference the
-streaming ``core/inspect_view.py`` must reproduce (tests/core/test_inspect_view.py)."""
+streaming ``core/analysis/inspect_view.py`` must reproduce (tests/core/test_inspect_view.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import json
 from collections import Counter
 from typing import Any, cast
 
-from replaykit.core import jsonsafe
-from replaykit.core.canonical import canonical_json
-from replaykit.core.health import (
+from replaykit.core.analysis.health import (
     _BUDGET_WORDS,
     _OK_SUBAGENT,
     LOOP_MIN_REPEATS,
@@ -19,7 +17,11 @@ from replaykit.core.health import (
     Reason,
     _penalty,
 )
-from replaykit.core.ir import (
+from replaykit.core.analysis.timeline import parsed_arguments
+from replaykit.core.replay.replay_doc import clip_text
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.ir import (
     DesyncEvent,
     ErrorEvent,
     Event,
@@ -34,9 +36,7 @@ from replaykit.core.ir import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from replaykit.core.replay_doc import clip_text
-from replaykit.core.run import Run
-from replaykit.core.timeline import parsed_arguments
+from replaykit.core.trace.run import Run
 
 
 def _clip(text: str | None, limit: int = 120) -> str:
@@ -242,7 +242,7 @@ def run_health(run: Run, *, limits: HealthLimits | None = None, with_cost: bool 
 
 
 def _known_cost(run: Run) -> float | None:
-    from replaykit.core.cost import run_cost
+    from replaykit.core.analysis.cost import run_cost
 
     value = run_cost(run).paid.value
     return None if value is None else float(value)

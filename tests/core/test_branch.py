@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch, parse_response
-from replaykit.core.cursor import ReplayCursor, play_cut
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import Provenance
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch, parse_response
+from replaykit.core.replay.cursor import ReplayCursor, play_cut
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 

@@ -5,8 +5,16 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replaykit.core.canonical import canonical_json, fingerprint, mask_volatile_text
-from replaykit.core.ir import MediaPart, Message, OpaquePart, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from replaykit.core.trace.canonical import canonical_json, fingerprint, mask_volatile_text
+from replaykit.core.trace.ir import (
+    MediaPart,
+    Message,
+    OpaquePart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),

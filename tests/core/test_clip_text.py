@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from replaykit.core.replay_doc import clip_text
+from replaykit.core.replay.replay_doc import clip_text
 
 
 def _whole(text: str, limit: int) -> str:

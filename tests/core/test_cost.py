@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from replaykit.core.cost import price_usage, pricing_source, run_cost, to_json
-from replaykit.core.ir import (
+from replaykit.core.analysis.cost import price_usage, pricing_source, run_cost, to_json
+from replaykit.core.trace.ir import (
     Lineage,
     LLMCallEvent,
     LLMRequest,
@@ -21,7 +21,7 @@ from replaykit.core.ir import (
     ToolCallEvent,
     Usage,
 )
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 
 genai_prices = pytest.importorskip("genai_prices")
 WHEN = datetime(2026, 1, 15, tzinfo=UTC)

@@ -9,14 +9,14 @@ import sys
 import time
 from pathlib import Path
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from tests.conftest import subprocess_env
 
 WRITER = r"""
 import sys
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import sample_header, WEATHER_TOOLS
 
 store = RunStore(sys.argv[1])

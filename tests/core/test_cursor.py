@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.cursor import ReplayCursor
-from replaykit.core.ir import Message, Provenance, RunHeader, TextPart, ToolResultPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.trace.ir import Message, Provenance, RunHeader, TextPart, ToolResultPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 

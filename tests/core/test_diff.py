@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
-from replaykit.core.cursor import ReplayCursor
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import RunHeader
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.trace.ir import RunHeader
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_cli_exit_codes_and_html(store: RunStore, tmp_path: Path) -> None:
 
 
 def test_parallel_tools_in_another_order_are_equal(store: RunStore) -> None:
-    from replaykit.core.store import write_run_file
+    from replaykit.core.trace.store import write_run_file
 
     run = store.load("a")
     events = list(run.events)
@@ -143,9 +143,9 @@ def test_parallel_tools_in_another_order_are_equal(store: RunStore) -> None:
 
 
 def test_unavailable_tool_stand_in_has_its_own_cause(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from replaykit.core.ir import Provenance, RunHeader
-    from replaykit.core.recorder import Recorder
-    from replaykit.core.run import Run as _Run
+    from replaykit.core.trace.ir import Provenance, RunHeader
+    from replaykit.core.trace.recorder import Recorder
+    from replaykit.core.trace.run import Run as _Run
 
     def make(provenance: Provenance, result: str) -> _Run:
         rec = Recorder(RunHeader(run_id=f"u{provenance}", created_at="2026-11-30T00:00:00Z"))

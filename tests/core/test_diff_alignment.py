@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart, ToolResultPart
-from replaykit.core.message_diff import describe_change, inline_diff, message_changes, render_inline
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.analysis.message_diff import describe_change, inline_diff, message_changes, render_inline
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart, ToolResultPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.sample_runs import WEATHER_TOOLS, sample_header
 

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replaykit.adapters.provider_logs import import_openai_chat
-from replaykit.core import codecs, jsonsafe
-from replaykit.core.branch import branch
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import EVENT_ADAPTER, Message, RunHeader, Source, TextPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.replay import replay_run
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.trace import codecs, jsonsafe
+from replaykit.core.trace.ir import EVENT_ADAPTER, Message, RunHeader, Source, TextPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.json_strings import (
     SLOTS,
     json_strings,
@@ -208,7 +208,7 @@ def test_message_with_surrogate_key_in_arguments_round_trips(tmp_path: Path) -> 
 def test_python_mode_fallback_gives_what_json_mode_gives() -> None:
     """jsonsafe.model_data's fallback (python mode + _jsonable) equals pydantic's json mode on every
     kind of event of real recorded runs, so a run with a surrogate key is dumped like any other."""
-    from replaykit.core.jsonsafe import _jsonable
+    from replaykit.core.trace.jsonsafe import _jsonable
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "hermes"
     runs = [strings_run(dict.fromkeys(SLOTS, "x")),
             *(Run.load(p) for p in sorted(fixtures.glob("*.jsonl")))]

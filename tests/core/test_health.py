@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.health import HealthLimits, run_health
-from replaykit.core.ir import LLMResponse, Message, TextPart, Usage
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.health import HealthLimits, run_health
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, Usage
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import sample_header
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""The streaming ``inspect`` (core/inspect_view.py) against the model-based output it replaced
+"""The streaming ``inspect`` (core/analysis/inspect_view.py) against the model-based output it replaced
 (tests/core/inspect_reference.py, the code of replaykit 0.1): the same summary, timeline and health on
 real recorded runs, the same one-line errors on torn and malformed traces, no pydantic on the way."""
 
@@ -13,9 +13,7 @@ from typing import Any
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core import ir
-from replaykit.core.errors import ReplaykitError
-from replaykit.core.inspect_view import (
+from replaykit.core.analysis.inspect_view import (
     EDIT_FIELDS,
     EVENT_FIELDS,
     HEADER_FIELDS,
@@ -26,8 +24,10 @@ from replaykit.core.inspect_view import (
     inspect_run,
     inspect_trace,
 )
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.errors import ReplaykitError
+from replaykit.core.trace import ir
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.sample_runs import sample_header, write_weather_run
 from tests.conftest import FIXTURES
@@ -200,7 +200,7 @@ def test_memory_is_rows_not_trace(long_session: Path) -> None:
 
 
 def test_a_branch_with_its_lineage_and_edit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from replaykit.core.branch import branch
+    from replaykit.core.replay.branch import branch
 
     store = RunStore(tmp_path)
     with store.create(sample_header("weather")) as writer:
@@ -218,8 +218,8 @@ def test_a_branch_with_its_lineage_and_edit(tmp_path: Path, capsys: pytest.Captu
 @pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
 def test_run_health_and_rows_of_a_loaded_run_equal_the_model_based_ones(path: Path) -> None:
     # The viewer, the HTML report, stats and training export score and list loaded runs.
-    from replaykit.core.health import run_health
-    from replaykit.core.timeline import timeline_rows
+    from replaykit.core.analysis.health import run_health
+    from replaykit.core.analysis.timeline import timeline_rows
 
     run = Run.load(path)
     _same(run_health(run).to_json(), reference.run_health(run).to_json())
@@ -227,7 +227,7 @@ def test_run_health_and_rows_of_a_loaded_run_equal_the_model_based_ones(path: Pa
 
 
 def test_run_health_of_every_event_kind(tmp_path: Path) -> None:
-    from replaykit.core.health import run_health
+    from replaykit.core.analysis.health import run_health
 
     run = Run.load(every_kind_run(tmp_path))
     for with_cost in (True, False):
@@ -235,7 +235,7 @@ def test_run_health_of_every_event_kind(tmp_path: Path) -> None:
 
 
 def test_describe_of_loaded_events_equals_the_model_based_one(tmp_path: Path) -> None:
-    from replaykit.core.timeline import describe  # diff rows describe loaded steps one at a time
+    from replaykit.core.analysis.timeline import describe  # diff rows describe loaded steps one at a time
 
     for path in [*RECORDED, every_kind_run(tmp_path)]:
         for event in Run.load(path).events:

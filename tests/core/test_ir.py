@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core import ir
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace import ir
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import record_weather_run, sample_header
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schema"

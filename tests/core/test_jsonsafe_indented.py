@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from replaykit.core import jsonsafe
-from replaykit.core.inspect_view import inspect_trace
+from replaykit.core.analysis.inspect_view import inspect_trace
+from replaykit.core.trace import jsonsafe
 from tests.conftest import FIXTURES
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
 from replaykit.core.errors import BadInput
-from replaykit.core.play import PlayOptions, lineage_chain, start_play
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.play import PlayOptions, lineage_chain, start_play
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 

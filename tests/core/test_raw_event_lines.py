@@ -4,10 +4,10 @@ all, and a redacting writer still redacts a line given as bytes."""
 
 from __future__ import annotations
 
-from replaykit.core.ir import RunHeader
-from replaykit.core.recorder import Recorder
 from replaykit.core.redaction._hook import RedactingWriter
-from replaykit.core.store import EVENT_ADAPTER, RunWriter
+from replaykit.core.trace.ir import EVENT_ADAPTER, RunHeader
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunWriter
 
 
 def _body(text: str) -> dict:

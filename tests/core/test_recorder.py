@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from replaykit.core.ir import Message, TextPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import Message, TextPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import long_run, sample_header
 
 
@@ -41,7 +41,7 @@ def test_requests_reconstruct_exactly(tmp_path: Path) -> None:
 
 def test_rewritten_context_starts_a_new_base() -> None:
     rec = Recorder(sample_header("compress"))
-    from replaykit.core.ir import LLMResponse
+    from replaykit.core.trace.ir import LLMResponse
 
     m = [Message(role="user", parts=[TextPart(text=str(i))]) for i in range(5)]
     reply = LLMResponse(message=Message(role="assistant", parts=[TextPart(text="ok")]))

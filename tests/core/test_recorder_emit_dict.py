@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from replaykit.core.ir import EVENT_ADAPTER, Message, TextPart, ToolCallEvent
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import EVENT_ADAPTER, Message, TextPart, ToolCallEvent
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import sample_header
 
 TOOL_BODY = {"t": 0.5, "duration": 1.5e-05, "provenance": "recorded", "corr": {"session_id": "s", "tool_call_id": "c"},
@@ -68,7 +68,7 @@ def test_values_the_serializer_cannot_write_behave_like_the_slow_path(tmp_path: 
         with pytest.raises(Exception) as slow_error:
             ToolCallEvent.model_validate({"seq": 0, "id": "e0-000000", **body}).model_dump_json(exclude_none=True)
         assert type(fast_error.value) is type(slow_error.value)
-        # A lone surrogate (legal JSON) is written, escaped, through the slow path (core/jsonsafe.py).
+        # A lone surrogate (legal JSON) is written, escaped, through the slow path (core/trace/jsonsafe.py).
         rec.emit_dict({**TOOL_BODY, "result": "lone \ud800"})
     lines = _lines(store.path_for("odd"))
     assert len(lines) == 2  # nothing half-written

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from replaykit.core.errors import BadInput
-from replaykit.core.replay import replay_path, replay_run, run_as_json
-from replaykit.core.replay_doc import build_replay_document
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.replay import replay_path, replay_run, run_as_json
+from replaykit.core.replay.replay_doc import build_replay_document
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 
 
@@ -110,7 +110,7 @@ def test_replay_doc_module_is_stdlib_only() -> None:
     import importlib
     import sys
 
-    embeddable = {"replaykit.core.replay_doc", "replaykit.core.serve", "replaykit.core.canonical"}
+    embeddable = {"replaykit.core.replay.replay_doc", "replaykit.core.replay.serve", "replaykit.core.trace.canonical"}
     for name in sorted(embeddable):
         tree = ast.parse(Path(importlib.import_module(name).__file__).read_text())
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}

@@ -1,4 +1,4 @@
-"""The in-process replay reads a loaded run through light views of its events (core/replay.py); the
+"""The in-process replay reads a loaded run through light views of its events (core/replay/replay.py); the
 document must be the one the stdlib builder computes from the trace's own lines (what a standalone
 script embeds), on real recordings, every event kind, a long session and step ranges."""
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.replay import replay_run
-from replaykit.core.replay_doc import build_replay_document
-from replaykit.core.run import Run
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.replay.replay_doc import build_replay_document
+from replaykit.core.trace.run import Run
 from tests.conftest import FIXTURES
 from tests.core.every_kind_run import every_kind_run
 

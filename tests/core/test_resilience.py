@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.ir import LLMResponse, Message, TextPart, Usage
-from replaykit.core.resilience import (
+from replaykit.core.replay.resilience import (
     Classified,
     GaveUp,
     IterationBudget,
@@ -24,6 +23,7 @@ from replaykit.core.resilience import (
     retry_call,
     stale_guard,
 )
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, Usage
 
 
 class FakeHTTPError(Exception):

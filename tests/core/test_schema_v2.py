@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core import serve
 from replaykit.core.errors import TraceError
-from replaykit.core.ir import (
+from replaykit.core.redaction import RedactingWriter, redact_run, redact_trace_file
+from replaykit.core.trace import deltas
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     MessageRef,
@@ -24,11 +25,10 @@ from replaykit.core.ir import (
     ToolResultPart,
     ToolSpec,
 )
-from replaykit.core.recorder import Recorder, ToolRefs
-from replaykit.core.redaction import RedactingWriter, redact_run, redact_trace_file
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
-from replaykit.core.validate import validate_trace
+from replaykit.core.trace.recorder import Recorder, ToolRefs
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
+from replaykit.core.trace.validate import validate_trace
 from replaykit.testing.sample_runs import sample_header
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "schema"
@@ -74,11 +74,11 @@ def test_v1_and_v2_fixtures_load_and_rebuild_the_same_requests() -> None:
     assert validate_trace(FIXTURES / "v2.jsonl")["valid"]
     # The stdlib resolvers (embedded in generated code) rebuild the same lists from the JSON lines.
     events = [e.model_dump(mode="json", exclude_none=True) for e in v2.events]
-    every = serve.resolve_all_requests(events)
+    every = deltas.resolve_all_requests(events)
     by_id = {e["id"]: e for e in events}
     for call in calls2:
         assert every[call.id] == _dump(v2.request_messages(call))
-        assert serve.resolve_delta_chain(by_id[call.id], by_id) == every[call.id]
+        assert deltas.resolve_delta_chain(by_id[call.id], by_id) == every[call.id]
 
 
 def _recorder(tmp_path: Path) -> tuple[Recorder, Path]:
@@ -123,7 +123,7 @@ def test_the_recorder_writes_a_reference_only_for_an_exactly_equal_tool_message(
 def test_tool_refs_forget_every_noted_call_at_the_next_request() -> None:
     refs = ToolRefs()
     body = {"call_id": "a", "name": "t", "result": "r", "status": "ok"}
-    message = serve.tool_message(body)
+    message = deltas.tool_message(body)
     refs.note_json("e1", body)
     other = {"role": "user", "parts": []}
     assert refs.swap([other]) == [other]  # a request without it: forgotten (bounded memory)

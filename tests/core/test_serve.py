@@ -1,4 +1,4 @@
-"""core/serve.py: the one serve decision and delta resolver (stdlib-only, embedded in generated code)."""
+"""core/replay/serve.py: the one serve decision and delta resolver (stdlib-only, embedded in generated code)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core import serve
-from replaykit.core.run import Run
+from replaykit.core.replay import serve
+from replaykit.core.trace import deltas
+from replaykit.core.trace.run import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hermes"
 
@@ -23,21 +24,21 @@ def test_both_resolvers_rebuild_every_request_as_the_run_does(fixture: Path) -> 
     events = _plain(run)
     requests = {e["id"]: e for e in events if e.get("kind") in ("llm_call", "error") and e.get("request")}
     by_id = {e["id"]: e for e in events}
-    every = serve.resolve_all_requests(events)
+    every = deltas.resolve_all_requests(events)
     for event, plain in zip(run.events, events, strict=True):
         if plain["id"] not in requests:
             continue
         expected = [m.model_dump(mode="json", exclude_none=True) for m in run.request_messages(event)]
-        assert serve.resolve_delta_chain(plain, by_id) == expected
+        assert deltas.resolve_delta_chain(plain, by_id) == expected
         assert every[plain["id"]] == expected
 
 
 def test_resolver_refuses_a_broken_chain() -> None:
     event = {"id": "b", "kind": "llm_call", "request": {"context": {"base": "missing", "keep": 0}}}
     with pytest.raises(ValueError, match="unknown request base"):
-        serve.resolve_delta_chain(event, {})
+        deltas.resolve_delta_chain(event, {})
     with pytest.raises(ValueError, match="unknown request base"):
-        serve.resolve_all_requests([event])
+        deltas.resolve_all_requests([event])
 
 
 def _state(cut: int | None = None) -> serve.ServeState:
@@ -100,9 +101,9 @@ def test_tool_message_references_expand_to_the_recorded_messages() -> None:
     tool = {"seq": 0, "id": "t1", "kind": "tool_call", "call_id": "c1", "name": "t", "result": "r", "status": "ok"}
     user = {"role": "user", "parts": []}
     llm = {"seq": 1, "id": "l1", "kind": "llm_call", "request": {"context": {"append": [{"ref": "t1"}, user]}}}
-    expected = [serve.tool_message(tool), user]
-    assert serve.resolve_all_requests([tool, llm])["l1"] == expected
-    assert serve.resolve_delta_chain(llm, {"t1": tool, "l1": llm}) == expected
+    expected = [deltas.tool_message(tool), user]
+    assert deltas.resolve_all_requests([tool, llm])["l1"] == expected
+    assert deltas.resolve_delta_chain(llm, {"t1": tool, "l1": llm}) == expected
     assert expected[0]["parts"][0] == {"type": "tool_result", "tool_call_id": "c1", "name": "t", "content": "r",
                                        "is_error": False}
     for ref, problem in (("nope", "unknown tool call event"), ("l0", "not a tool call"),
@@ -111,9 +112,9 @@ def test_tool_message_references_expand_to_the_recorded_messages() -> None:
         earlier = {"seq": 0, "id": "l0", "kind": "llm_call", "request": {"context": {}}}
         later = {**tool, "seq": 5, "id": "t9"}
         with pytest.raises(ValueError, match=problem):
-            serve.resolve_delta_chain(bad, {"l0": earlier, "t9": later})
+            deltas.resolve_delta_chain(bad, {"l0": earlier, "t9": later})
     with pytest.raises(ValueError, match="unknown tool call event"):  # one pass: a later event is unknown yet
-        serve.resolve_all_requests([{**llm, "request": {"context": {"append": [{"ref": "t1"}]}}}, tool])
+        deltas.resolve_all_requests([{**llm, "request": {"context": {"append": [{"ref": "t1"}]}}}, tool])
 
 
 def test_next_llm_index() -> None:

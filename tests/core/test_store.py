@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from replaykit.core.errors import InvalidRunId, RunExists, RunNotFound, TraceError
-from replaykit.core.run import Run
-from replaykit.core.store import ReadReport, RunStore, default_store_root, iter_trace, validate_run_id
+from replaykit.core.trace.reader import iter_trace
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, default_store_root, validate_run_id
+from replaykit.core.trace.store_index import ReadReport
 from replaykit.testing.sample_runs import sample_header, write_weather_run
 
 

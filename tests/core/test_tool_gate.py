@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replaykit.core import tool_gate
+from replaykit.core.replay import tool_gate
 
 
 def test_gate_blocks_destructive_by_default() -> None:

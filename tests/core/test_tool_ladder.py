@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core import tool_ladder
 from replaykit.core.errors import BadInput
-from replaykit.core.tool_ladder import Found, climb, unavailable_text
+from replaykit.core.replay import tool_ladder
+from replaykit.core.replay.tool_ladder import Found, climb, unavailable_text
 
 
 def _guard(name: str, arguments: object) -> tuple[str, str] | None:
@@ -58,9 +58,9 @@ def test_the_ladder_module_is_stdlib_only() -> None:
 
 
 def test_live_tools_on_a_cursor_with_a_tools_module(tmp_path: Path) -> None:
-    from replaykit.core.live_tools import LiveTools
-    from replaykit.core.play import PlayOptions, start_play
-    from replaykit.core.store import RunStore
+    from replaykit.core.replay.live_tools import LiveTools
+    from replaykit.core.replay.play import PlayOptions, start_play
+    from replaykit.core.trace.store import RunStore
     from replaykit.testing.engine_runs import record_sample_run
 
     module = tmp_path / "my_tools.py"
@@ -84,9 +84,9 @@ def test_live_tools_on_a_cursor_with_a_tools_module(tmp_path: Path) -> None:
 
 
 def test_offline_never_executes(tmp_path: Path) -> None:
-    from replaykit.core.live_tools import LiveTools
-    from replaykit.core.play import PlayOptions, start_play
-    from replaykit.core.store import RunStore
+    from replaykit.core.replay.live_tools import LiveTools
+    from replaykit.core.replay.play import PlayOptions, start_play
+    from replaykit.core.trace.store import RunStore
     from replaykit.testing.engine_runs import record_sample_run
 
     store = RunStore(tmp_path / "store")
@@ -99,7 +99,7 @@ def test_offline_never_executes(tmp_path: Path) -> None:
 
 
 def test_a_bad_tools_module_is_one_line(tmp_path: Path) -> None:
-    from replaykit.core.live_tools import load_tools_module
+    from replaykit.core.replay.live_tools import load_tools_module
 
     bad = tmp_path / "bad.py"
     bad.write_text("raise RuntimeError('nope')\n")

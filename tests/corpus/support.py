@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.core.corpus import RunResult
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters.training import corpus_task
 from replaykit.testing.corpus_runs import write_corpus
 
@@ -45,7 +45,7 @@ DRIVER = """
 import sys
 from pathlib import Path
 from replaykit.core.corpus import corpus_sources, run_corpus
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from tests.corpus.support import RAW, slow_task
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import pytest
 
 from replaykit.core.corpus import corpus_sources, make_partitions, run_corpus
 from replaykit.core.errors import BadInput
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.exporters.corpus_parquet import write_parquet
 from replaykit.exporters.training import corpus_task
 from tests.conftest import subprocess_env
@@ -36,7 +36,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The corpus exported in one process (no redaction: the engines are what is compared here)."""
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     out = tmp_path_factory.mktemp("ref") / "out"
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
@@ -47,7 +47,7 @@ def reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _export(corpus: Path, out: Path, **kw: object) -> object:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     return run_corpus(sources, corpus_task, RAW, command="export", out=out, sink="shards", parquet=write_parquet,
@@ -55,7 +55,7 @@ def _export(corpus: Path, out: Path, **kw: object) -> object:
 
 
 def test_partitions_depend_on_the_input_only(corpus: Path) -> None:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     parts = make_partitions(sources, max_runs=8)
@@ -226,7 +226,7 @@ def test_damaged_runs_are_reported_and_skipped(tmp_path: Path) -> None:
 
 
 def test_a_rerun_with_other_options_is_refused(corpus: Path, reference: Path) -> None:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     sources = corpus_sources(RunStore(corpus), [], all_runs=True)
     with pytest.raises(BadInput, match="other inputs or options"):
@@ -246,7 +246,7 @@ def test_parquet_shards_hold_the_jsonl_records(reference: Path) -> None:
 
 
 def test_cli_export_min_health(corpus: Path, tmp_path: Path) -> None:
-    from replaykit.core.health import run_health
+    from replaykit.core.analysis.health import run_health
 
     healthy = 0
     for path in sorted(corpus.glob("corpus-*.jsonl"))[:20]:

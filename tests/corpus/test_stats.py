@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replaykit.core.ir import Message, TextPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import Message, TextPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_runs import sample_header
 from tests.conftest import subprocess_env
 from tests.corpus.support import FIXTURES, make_corpus

@@ -32,7 +32,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, byt
 
 
 def _export(store: Path, out: Path, flags: Path, *, always: list[str], once: list[str]) -> tuple[object, int]:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     flags.mkdir(exist_ok=True)
     options = {**RAW, "driver_pid": os.getpid(), "flags": str(flags), "kill_always": always, "kill_once": once}
@@ -67,7 +67,7 @@ def test_a_run_that_kills_its_worker_twice_is_reported_and_skipped(
     assert len(ids) == len(set(ids)) == 15 and KILLER.removesuffix(".jsonl") not in ids
     assert [d for e in entries for d in e["damaged"]] == damaged  # type: ignore[attr-defined]
     # The manifest is consistent: a rerun resumes everything and reports the same damaged run.
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     again = run_corpus(corpus_sources(RunStore(store), [], all_runs=True), killer_task, {**RAW, "driver_pid": os.getpid(), "flags": str(tmp_path / "flags"),
                                      "kill_always": [KILLER], "kill_once": []},
@@ -115,7 +115,7 @@ def _expected_without(store: Path, reference: dict[str, bytes], names: list[str]
 @pytest.mark.slow  # about 20 s: Ray starts a new worker process after each of the six deaths
 def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path) -> None:
     """Ray retries a partition whose worker died (3 times); then its runs go one by one."""
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     ray = pytest.importorskip("ray", reason="the 'ray' extra is not installed in this environment")
     store, reference = clean
@@ -137,7 +137,7 @@ def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, b
 def test_dask_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Dask reruns a task whose worker died (allowed-failures, 1 here), then its runs go one by one."""
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     pytest.importorskip("distributed", reason="the 'dask' extra is not installed in this environment")
     import dask

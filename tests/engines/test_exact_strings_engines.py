@@ -1,5 +1,5 @@
 """The live path of every engine sends any string JSON can carry exactly (one live model in core:
-``core/live_model.py``), here through the openai engine against the scripted server on 127.0.0.1,
+``core/replay/live_model.py``), here through the openai engine against the scripted server on 127.0.0.1,
 and the played run stores what came back exactly."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from replaykit.core.play import PlayOptions
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.json_strings import slot_strings, strings_run
 from replaykit.testing.script import ReplyList, text
 from replaykit.testing.scripted_server import ScriptedServer

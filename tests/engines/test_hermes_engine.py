@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import Provenance
-from replaykit.core.play import PlayOptions
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.hermes_harness import HermesSandbox
 from replaykit.testing.scripted_server import ScriptedServer, ToolCall, sequence_policy
 from tests.adapters.hermes.helpers import only_run

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.canonical import fingerprint
-from replaykit.core.codecs import decode_request
-from replaykit.core.ir import MediaPart, Message, TextPart
+from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.codecs import decode_request
+from replaykit.core.trace.ir import MediaPart, Message, TextPart
 from replaykit.engines.hermes.driver import mark_tool_errors, pin_system, user_content
 
 HERMES_SYSTEM = "You are Hermes Agent, ..."

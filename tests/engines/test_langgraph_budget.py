@@ -14,11 +14,11 @@ import pytest
 pytest.importorskip("langgraph")
 pytest.importorskip("openai")
 
+from replaykit.core.analysis.health import run_health
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.health import run_health
-from replaykit.core.play import PlayOptions
-from replaykit.core.resilience import GRACE_PROMPT
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.replay.resilience import GRACE_PROMPT
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("langgraph")
 pytest.importorskip("openai")
 
-from replaykit.core.ir import Provenance
-from replaykit.core.play import PlayOptions
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.store import RunStore
 from replaykit.engines.langgraph import engine as langgraph_engine
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 from replaykit.testing.scripted_server import ScriptedServer

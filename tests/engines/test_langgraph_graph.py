@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("langgraph")
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
-from replaykit.core.ir import Provenance, ToolCallEvent
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import Provenance, ToolCallEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines.langgraph import graph as lg
 from replaykit.testing.script import Reply, ScriptRequest, ToolCall
 from replaykit.testing.scripted_server import ScriptedServer
@@ -123,7 +123,7 @@ def test_fork_with_edited_tool_result_goes_live_and_is_recorded(store: RunStore,
 
 
 def test_fork_diff_names_the_edited_step(store: RunStore, tmp_path: Path) -> None:
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.analysis.diff import diff_runs
 
     run = store.load(weather_run(store))
     with ScriptedServer(_edited_policy) as server:

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("langgraph")
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.engines.langgraph import graph as lg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

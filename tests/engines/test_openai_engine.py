@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.ir import Provenance
-from replaykit.core.play import PlayOptions
-from replaykit.core.store import RunStore
-from replaykit.core.tool_ladder import unavailable_text
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.replay.tool_ladder import unavailable_text
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.store import RunStore
 from replaykit.engines.openai import play
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, ToolCall, fault, sequence_policy, text
@@ -213,7 +213,7 @@ def test_cli_play_json_and_key_never_written(store: RunStore, tmp_path: Path) ->
 
 
 def test_diff_of_played_branch_names_the_edit(store: RunStore) -> None:
-    from replaykit.core.diff import diff_runs, lineage_edits
+    from replaykit.core.analysis.diff import diff_runs, lineage_edits
 
     source = store.load("src")
     child = branch(store, source, 4, args='{"path": "elsewhere.txt", "content": "x"}')
@@ -232,8 +232,8 @@ HERMES_TWO_TURNS = ROOT / "tests" / "fixtures" / "hermes" / "two_turns.jsonl"
 
 @pytest.mark.skipif(not HERMES_TWO_TURNS.is_file(), reason="no recorded Hermes fixture")
 def test_real_hermes_recording_served_then_live(tmp_path: Path) -> None:
-    from replaykit.core.diff import diff_runs
-    from replaykit.core.run import Run
+    from replaykit.core.analysis.diff import diff_runs
+    from replaykit.core.trace.run import Run
     from replaykit.testing.script import hermes_default_policy
 
     store = RunStore(tmp_path)
@@ -251,8 +251,8 @@ def test_real_hermes_recording_served_then_live(tmp_path: Path) -> None:
 
 
 def _write_variant(store: RunStore, run_id: str, events: list) -> object:
-    from replaykit.core.run import Run
-    from replaykit.core.store import write_run_file
+    from replaykit.core.trace.run import Run
+    from replaykit.core.trace.store import write_run_file
 
     source = store.load("src")
     header = source.header.model_copy(update={"run_id": run_id})
@@ -277,7 +277,7 @@ def test_engine_desync_fails_open_to_live(store: RunStore) -> None:
     new = store.load(result.run_id)
     desync = [e for e in new.events if e.kind == "desync"]
     assert len(desync) == 1 and desync[0].step == 3
-    from replaykit.core.diff import diff_runs
+    from replaykit.core.analysis.diff import diff_runs
 
     assert diff_runs(tampered, new).first.cause == "desync"
 

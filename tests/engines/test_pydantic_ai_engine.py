@@ -14,10 +14,10 @@ pytest.importorskip("pydantic_ai")
 pytest.importorskip("openai")
 
 from replaykit.core.errors import ProviderError
-from replaykit.core.ir import LLMCallEvent, Provenance, ToolCallEvent
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, write_run_file
-from replaykit.core.tool_ladder import UNAVAILABLE_MARKER
+from replaykit.core.replay.tool_ladder import UNAVAILABLE_MARKER
+from replaykit.core.trace.ir import LLMCallEvent, Provenance, ToolCallEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, write_run_file
 from replaykit.engines.pydantic_ai.engine import play, play_run, replay
 from replaykit.engines.pydantic_ai.messages import from_pydantic_ai, to_pydantic_ai
 from replaykit.testing.script import call, fault, text
@@ -246,7 +246,7 @@ def test_401_fails_at_once_with_one_line_and_saves_the_partial_branch(tmp_path: 
 
 
 def test_play_entry_point_takes_play_options_and_returns_play_result(tmp_path: Path) -> None:
-    from replaykit.core.play import PlayOptions, PlayResult
+    from replaykit.core.replay.play import PlayOptions, PlayResult
 
     run = weather_run()
     with ScriptedServer([text("x")]) as server:
@@ -272,7 +272,7 @@ def _budget_play(tmp_path: Path, script: list[Any], budget: int) -> tuple[Any, l
 
 
 def test_iteration_budget_ends_the_turn_with_one_grace_call(tmp_path: Path) -> None:
-    from replaykit.core.resilience import GRACE_PROMPT
+    from replaykit.core.replay.resilience import GRACE_PROMPT
 
     result, bodies = _budget_play(tmp_path, [call("get_weather", {"city": "Paris"}), text("Final, no tools."),
                                              text("never asked")], budget=1)
@@ -318,8 +318,15 @@ def test_the_budget_counts_live_calls_only(tmp_path: Path) -> None:
 def _inconsistent_run() -> Run:
     """The second request's tool result differs from the recorded tool call's result: an agent that is
     served that result cannot send the recorded request (a desync at step 2)."""
-    from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolResultPart
-    from replaykit.core.recorder import Recorder
+    from replaykit.core.trace.ir import (
+        LLMResponse,
+        Message,
+        RunHeader,
+        TextPart,
+        ToolCallPart,
+        ToolResultPart,
+    )
+    from replaykit.core.trace.recorder import Recorder
     from tests.exporters.pai_fixtures import WEATHER
 
     rec = Recorder(RunHeader(run_id="drift", created_at="2026-01-01T00:00:00Z", model="gpt-test"))

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     MediaPart,
     Message,
     OpaquePart,
@@ -21,7 +21,7 @@ from replaykit.core.ir import (
     ToolCallPart,
     ToolResultPart,
 )
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai.engine import replay
 from replaykit.engines.pydantic_ai.messages import (
     comparable,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     ReasoningPart,
@@ -19,8 +19,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore, utc_now_iso
 from replaykit.testing.engine_runs import record_sample_run
 
 ROOT = Path(__file__).resolve().parents[2]

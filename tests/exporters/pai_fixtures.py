@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     ReasoningPart,
@@ -16,8 +16,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 
 WEATHER = ToolSpec(name="get_weather", description="Weather for a city.",
                    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

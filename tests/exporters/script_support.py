@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     RunHeader,
@@ -24,8 +24,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 
 SEARCH = ToolSpec(name="search", description="search the web",
                   parameters={"type": "object", "properties": {"q": {"type": "string"}}})

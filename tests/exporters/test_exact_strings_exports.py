@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from replaykit.core import jsonsafe
-from replaykit.core.replay import replay_run
-from replaykit.core.run import Run
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.run import Run
 from replaykit.exporters import html_report, python_script
 from replaykit.exporters.training import FORMATS, sft_record
 from replaykit.testing.json_strings import SLOTS, lone_surrogate, slot_strings, strings_run, texts_of
@@ -111,7 +111,7 @@ def test_pydantic_ai_module_replays_every_string(slots: dict[str, str]) -> None:
     history = ModelMessagesTypeAdapter.dump_python(messages, mode="python")
     _has(history, slots, ("system", "user", "result", "answer"))
     # the raw argument string is kept as the provider sent it (json.loads: pydantic's own parser
-    # refuses surrogate escapes, see core/jsonsafe.py)
+    # refuses surrogate escapes, see core/trace/jsonsafe.py)
     raw = [p.args for m in messages for p in m.parts if getattr(p, "part_kind", "") == "tool-call"]
     args = raw[0] if isinstance(raw[0], dict) else json.loads(raw[0])
     assert args[slots["arg_key"]] == slots["arg_value"]
@@ -150,7 +150,7 @@ def test_html_shows_every_string_and_escapes_what_html_cannot_carry(slots: dict[
 
 
 def test_training_export_file_is_utf8_and_exact(tmp_path: Path) -> None:
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
     from replaykit.exporters.training import export_training
 
     slots = dict.fromkeys(SLOTS, "x \x00 \u2028")
@@ -166,7 +166,7 @@ def test_training_export_file_is_utf8_and_exact(tmp_path: Path) -> None:
 def test_script_live_replay_sends_empty_system_and_user_turns(tmp_path: Path) -> None:
     """An empty system or user message ("content": "") is reproduced by the script's live replay."""
     from replaykit.adapters.provider_logs import import_openai_chat
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     body = {"model": "m", "messages": [{"role": "system", "content": ""}, {"role": "user", "content": ""},
                                        {"role": "assistant", "content": "first"}, {"role": "user", "content": ""},

@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import pytest
 
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 from replaykit.exporters import export
 from replaykit.exporters.html_report import render_diff, render_run
 from replaykit.testing.sample_runs import WEATHER_TOOLS, record_weather_run, sample_header

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("langgraph")
 
-from replaykit.core.ir import LLMResponse, Message, RunHeader, Source, TextPart, ToolCallPart, ToolSpec
-from replaykit.core.recorder import Recorder
-from replaykit.core.replay import replay_run
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, utc_now_iso
+from replaykit.core.replay.replay import replay_run
+from replaykit.core.trace.ir import LLMResponse, Message, RunHeader, Source, TextPart, ToolCallPart, ToolSpec
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, utc_now_iso
 from replaykit.exporters import export, langgraph_source
 
 from .lg_fixtures import BUILDERS, hermes_traces

@@ -17,9 +17,9 @@ pytest.importorskip("pydantic_ai")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replaykit.core.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolSpec, Usage
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolSpec, Usage
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai.messages import comparable
 from replaykit.exporters import export
 from tests.exporters.pai_fixtures import FIXTURES
@@ -71,7 +71,7 @@ def comparable_json(messages: list[dict]) -> list[dict]:
 
 
 def test_cli_export_writes_the_module(tmp_path: Path) -> None:
-    from replaykit.core.store import write_run_file
+    from replaykit.core.trace.store import write_run_file
 
     run = FIXTURES["weather"]()
     trace = write_run_file(tmp_path / "w.jsonl", run.header, run.events)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters import export
 from replaykit.exporters._embed import top_level_names
 from replaykit.testing.engine_runs import record_sample_run

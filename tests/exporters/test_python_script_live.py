@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters import export
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import ReplyList, call, fault, text

@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import (
+from replaykit.core.replay.replay_doc import build_replay_document
+from replaykit.core.trace.deltas import expand_refs, tool_message
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     ReasoningPart,
@@ -31,10 +33,8 @@ from replaykit.core.ir import (
     ToolSpec,
     Usage,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.replay_doc import build_replay_document
-from replaykit.core.run import Run
-from replaykit.core.serve import expand_refs, tool_message
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
 from replaykit.exporters import export
 from replaykit.exporters.python_script import render, safe_text, trace_data
 from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked, run_script

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters._training_validate import validate_record
 from replaykit.exporters.training import export_training, preference_record, sft_record
 from replaykit.testing.sample_pii_run import build_support_run
@@ -157,7 +157,7 @@ def test_recorded_hermes_runs_export_valid_records(tmp_path: Path, fmt: str) -> 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_preference_from_a_real_branch(tmp_path: Path, fmt: str) -> None:
-    from replaykit.core.branch import branch
+    from replaykit.core.replay.branch import branch
 
     store = RunStore(tmp_path / "s")
     parent = build_support_run("p1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN_FIXTURES = [*sorted((FIXTURES / "hermes").glob("*.jsonl")), FIXTURES / "schema" / "v1.jsonl",

@@ -12,9 +12,9 @@ import pytest
 
 from replaykit.adapters.atif import import_atif
 from replaykit.cli.main import main
-from replaykit.core.ir import Provenance, ReasoningPart, TextPart, ToolCallPart
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import Provenance, ReasoningPart, TextPart, ToolCallPart
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters import atif as atif_export
 from tests.interop.roundtrip import (
     FIXTURES,
@@ -294,8 +294,8 @@ def test_imported_trajectory_plays_offline_on_every_engine(tmp_path: Path, capsy
     every step served from the import (the v1.8 file's user step holds an image), the record's
     conversation and answer, `diff` equal."""
     pytest.importorskip({"openai": "openai", "pydantic-ai": "pydantic_ai", "langgraph": "langgraph"}[engine])
-    from replaykit.core.diff import diff_runs
-    from replaykit.core.replay import replay_run
+    from replaykit.core.analysis.diff import diff_runs
+    from replaykit.core.replay.replay import replay_run
     from tests.conformance._matrix import conversation
 
     store = RunStore(tmp_path / "store")

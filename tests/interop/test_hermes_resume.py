@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.hermes_harness import HermesSandbox, hermes_available
 from replaykit.testing.script import sequence_policy
 from replaykit.testing.scripted_server import ScriptedServer

@@ -11,9 +11,9 @@ import pytest
 
 from replaykit.adapters.hermes.import_trajectory import import_trajectory
 from replaykit.cli.main import main
-from replaykit.core import codecs
-from replaykit.core.ir import Provenance, ReasoningPart
-from replaykit.core.run import Run
+from replaykit.core.trace import codecs
+from replaykit.core.trace.ir import Provenance, ReasoningPart
+from replaykit.core.trace.run import Run
 from tests.interop.roundtrip import FIXTURES
 
 

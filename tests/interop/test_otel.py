@@ -16,9 +16,9 @@ import pytest
 
 from replaykit.adapters.otel import import_otel
 from replaykit.cli.main import main
-from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters import otel as otel_export
 from replaykit.testing.json_strings import SLOTS, strings_run
 from tests.interop.roundtrip import (
@@ -133,8 +133,8 @@ def test_conventions_alone_keep_assistant_text_beside_tool_calls_and_the_run_end
 
 @pytest.mark.parametrize("status", ["failed", "interrupted"])
 def test_a_run_that_did_not_complete_is_an_error_status_on_its_agent_span(tmp_path: Path, status: str) -> None:
-    from replaykit.core.ir import RunHeader, Source
-    from replaykit.core.recorder import Recorder
+    from replaykit.core.trace.ir import RunHeader, Source
+    from replaykit.core.trace.recorder import Recorder
 
     rec = Recorder(RunHeader(run_id="ends", created_at="2026-12-01T00:00:00Z", source=Source(framework="t")))
     rec.turn_start(Message(role="user", parts=[TextPart(text="go")]))

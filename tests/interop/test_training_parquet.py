@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from tests.interop.roundtrip import FIXTURES
 
 datasets = pytest.importorskip("datasets")

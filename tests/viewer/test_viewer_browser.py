@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from replaykit.core.ir import LLMResponse, Message, TextPart, ToolCallPart
-from replaykit.core.recorder import Recorder
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore, write_run_file
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart, ToolCallPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, write_run_file
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.sample_runs import WEATHER_TOOLS, sample_header
 from replaykit.testing.script import sequence_policy

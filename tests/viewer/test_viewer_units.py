@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.branch import branch
-from replaykit.core.diff import diff_runs
+from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.errors import BadInput
-from replaykit.core.store import RunStore
+from replaykit.core.replay.branch import branch
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.engine_runs import record_sample_run
 from replaykit.testing.script import sequence_policy
 from replaykit.testing.scripted_server import ScriptedServer
@@ -57,8 +57,8 @@ def test_catalog_nests_lineage_filters_and_sorts(store: RunStore) -> None:
     assert lineage_tree(rows, Query(since="2999-01-01")) == []
     assert next(r.run_id for r in lineage_tree(rows, Query(sort="steps", desc=True))) in ("tuesday", "wednesday")
     assert next(r.run_id for r in lineage_tree(rows, Query(sort="run", desc=True))) == "wednesday"
-    # Health: the score of core/health.py (a failed tool costs points; a branch never reaches run_end).
-    from replaykit.core.health import run_health
+    # Health: the score of core/analysis/health.py (a failed tool costs points; a branch never reaches run_end).
+    from replaykit.core.analysis.health import run_health
 
     for run_id in ("tuesday", "tuesday-fix"):
         assert by_id[run_id].health == run_health(store.load(run_id), with_cost=False).score
@@ -72,8 +72,8 @@ def test_catalog_nests_lineage_filters_and_sorts(store: RunStore) -> None:
 
 
 def test_catalog_marks_a_run_being_recorded(store: RunStore) -> None:
-    from replaykit.core.ir import Message, RunHeader, TextPart
-    from replaykit.core.recorder import Recorder
+    from replaykit.core.trace.ir import Message, RunHeader, TextPart
+    from replaykit.core.trace.recorder import Recorder
 
     header = RunHeader(run_id="live-now", created_at="2026-12-01T00:00:00Z")
     recorder = Recorder(header, store.create(header))
@@ -180,8 +180,8 @@ def _get(server: object, path: str, **params: str) -> str:
 
 
 def test_run_page_nests_subagents_and_diff_page_shows_changed_messages(store: RunStore) -> None:
-    from replaykit.core.ir import Message, RunHeader, TextPart
-    from replaykit.core.recorder import Recorder
+    from replaykit.core.trace.ir import Message, RunHeader, TextPart
+    from replaykit.core.trace.recorder import Recorder
     from replaykit.viewer.server import ViewerServer
 
     child_header = RunHeader(run_id="helper-run", created_at="2026-12-01T00:00:00Z")

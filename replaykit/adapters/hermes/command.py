@@ -9,10 +9,10 @@ USAGE = "usage: /replaykit runs | /replaykit inspect RUN (run id; 'last' for the
 
 
 def _store() -> Any:
-    from replaykit.adapters.hermes.plugin import _hermes_home, resolve_store_root
-    from replaykit.core.store import RunStore
+    from replaykit.adapters.hermes.home import hermes_home, resolve_store_root
+    from replaykit.core.trace.store import RunStore
 
-    return RunStore(resolve_store_root(_hermes_home()))
+    return RunStore(resolve_store_root(hermes_home()))
 
 
 def handle_command(raw_args: str = "", store: Any = None) -> str:
@@ -44,7 +44,7 @@ def _runs(store: Any) -> str:
 
 
 def _inspect(store: Any, ref: str) -> str:
-    from replaykit.core.timeline import timeline_rows
+    from replaykit.core.analysis.timeline import timeline_rows
 
     if ref == "last":
         rows = sorted(store.iter_summaries(), key=lambda s: s.created_at)

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun
-from replaykit.core.codecs.openai_chat import decode_message
-from replaykit.core.ir import LLMResponse, Message, Provenance, RunHeader, TextPart, ToolSpec, Usage
-from replaykit.core.recorder import Recorder
+from replaykit.core.trace.codecs.openai_chat import decode_message
+from replaykit.core.trace.ir import LLMResponse, Message, Provenance, RunHeader, TextPart, ToolSpec, Usage
+from replaykit.core.trace.recorder import Recorder
 
 R = Provenance.RECONSTRUCTED
 # Keys Hermes keeps on its internal messages that never reach a provider.

@@ -6,7 +6,7 @@ recorder writes these dicts with ``json.dumps`` (``Recorder.emit_dict``); the st
 
 Only the shapes Hermes sends on every call are handled (Chat Completions messages with string content,
 standard function tool calls, an optional reasoning key, tool results with a name). Anything else returns
-``None`` and the caller decodes it with the shared codec (``replaykit.core.codecs``), so the fast path
+``None`` and the caller decodes it with the shared codec (``replaykit.core.trace.codecs``), so the fast path
 never has to be right about a rare shape. ``tests/adapters/hermes/test_fastpath.py`` proves both paths
 give equal dicts on the recorded fixtures and on generated messages.
 """

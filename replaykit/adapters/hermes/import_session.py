@@ -16,10 +16,10 @@ from replaykit import __version__
 from replaykit.adapters.base import ImportedRun
 from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
 from replaykit.adapters.hermes.conversation import build_run
-from replaykit.core.codecs import decode_request
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import Lineage, RunHeader, Source
-from replaykit.core.store import utc_now_iso
+from replaykit.core.trace.codecs import decode_request
+from replaykit.core.trace.ir import Lineage, RunHeader, Source
+from replaykit.core.trace.store import utc_now_iso
 
 LACKS = ("Hermes's session store keeps the conversation, not the calls: each request was reconstructed from "
          "the messages before it (no sampling parameters, tool schemas only from a JSON snapshot, no failed "

@@ -26,8 +26,8 @@ from typing import Any
 from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
-from replaykit.core.interop import Conversation
-from replaykit.core.ir import (
+from replaykit.core.trace.interop import Conversation
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     Provenance,
@@ -38,8 +38,8 @@ from replaykit.core.ir import (
     ToolCallPart,
     ToolSpec,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 ADAPTER = "replaykit.adapters.hermes.import_trajectory"
 _THINK = re.compile(r"<think>\n?(.*?)\n?</think>\n?", re.S)

@@ -19,8 +19,8 @@ from replaykit.adapters.base import ImportedRun
 from replaykit.adapters.hermes.capture import run_id_for_session
 from replaykit.adapters.hermes.conversation import build_run
 from replaykit.core.errors import BadInput
-from replaykit.core.ir import RunHeader, Source
-from replaykit.core.store import new_run_id, utc_now_iso
+from replaykit.core.trace.ir import RunHeader, Source
+from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 _JSON_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 MAX_BYTES = 64 * 1024 * 1024
@@ -137,7 +137,7 @@ def import_unroll(path: Path) -> list[ImportedRun]:
                     warnings=warnings)
     expected = consts.get("EXPECTED")
     if isinstance(expected, str) and expected and run.events:
-        from replaykit.core.ir import TurnEndEvent
+        from replaykit.core.trace.ir import TurnEndEvent
 
         last = run.events[-1]
         if isinstance(last, TurnEndEvent) and last.final_answer is None:

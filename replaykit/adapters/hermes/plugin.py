@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.adapters.hermes.guarded import log_once as _log_once
-from replaykit.adapters.hermes.guarded import logger
+from replaykit.adapters.hermes.home import hermes_home, resolve_store_root
 
 _capture: Any = None  # the process-wide HermesCapture once registered
 _timing: Any = None  # the Timing of the last register() when REPLAYKIT_HERMES_TIMING is set (bench)
@@ -31,33 +31,6 @@ def _safe(where: str, fn: Callable[[dict[str, Any]], Any]) -> Callable[..., None
 
     hook.__name__ = f"replaykit_{where}"
     return hook
-
-
-def resolve_store_root(hermes_home: Path, env: dict[str, str] | None = None) -> Path:
-    """``$HERMES_HOME/replaykit``, or ``$REPLAYKIT_HOME`` when it resolves inside HERMES_HOME."""
-    env = dict(os.environ) if env is None else env
-    default = hermes_home / "replaykit"
-    override = env.get("REPLAYKIT_HOME")
-    if not override:
-        return default
-    candidate = Path(override).expanduser()
-    if not candidate.is_absolute():
-        candidate = hermes_home / candidate
-    home = hermes_home.resolve()
-    resolved = candidate.resolve()
-    if resolved != home and home not in resolved.parents:
-        logger.warning("replaykit: REPLAYKIT_HOME=%s is outside HERMES_HOME; recording to %s", override, default)
-        return default
-    return resolved
-
-
-def _hermes_home() -> Path:
-    try:
-        from hermes_constants import get_hermes_home
-
-        return Path(get_hermes_home())
-    except Exception:
-        return Path(os.environ.get("HERMES_HOME") or "~/.hermes").expanduser()
 
 
 def make_llm_execution(capture: Any) -> Callable[..., Any]:
@@ -117,13 +90,13 @@ def _exit(capture: Any, pending: Any, result: Any, exc: BaseException | None) ->
 
 def build_capture(store_root: Path | None = None) -> Any:
     from replaykit.adapters.hermes.capture import HermesCapture
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     try:
         from hermes_cli import __version__ as hermes_version
     except Exception:
         hermes_version = None
-    root = store_root if store_root is not None else resolve_store_root(_hermes_home())
+    root = store_root if store_root is not None else resolve_store_root(hermes_home())
     return HermesCapture(RunStore(root), hermes_version=hermes_version)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaykit.core.codecs import encode_llm_request
-from replaykit.core.ir import ErrorEvent, LLMCallEvent
-from replaykit.core.run import Run
+from replaykit.core.trace.codecs import encode_llm_request
+from replaykit.core.trace.ir import ErrorEvent, LLMCallEvent
+from replaykit.core.trace.run import Run
 
 
 def request_body(run: Run, event: LLMCallEvent | ErrorEvent) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from replaykit.adapters.hermes.fastpath import chat_response
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     LLMResponse,
     Message,
     OpaquePart,

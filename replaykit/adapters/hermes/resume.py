@@ -16,10 +16,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from replaykit.core import codecs
 from replaykit.core.errors import BadInput, MissingExtra
-from replaykit.core.ir import Message
-from replaykit.core.run import Run
+from replaykit.core.trace import codecs
+from replaykit.core.trace.ir import Message
+from replaykit.core.trace.run import Run
 
 END_REASON = "replaykit_resume_from"
 

@@ -1,6 +1,6 @@
 """What Hermes hands to ``llm_execution`` (the provider SDK call's keyword arguments) versus the HTTP body
 the provider receives: which api format each Hermes api_mode speaks, and which kwargs are SDK-only.
-Messages and tools themselves go through the shared codecs (``replaykit.core.codecs``)."""
+Messages and tools themselves go through the shared codecs (``replaykit.core.trace.codecs``)."""
 
 from __future__ import annotations
 

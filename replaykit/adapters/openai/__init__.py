@@ -24,7 +24,7 @@ from replaykit.adapters.openai._transport import (
     install,
     uninstall,
 )
-from replaykit.core.recorder import Recorder
+from replaykit.core.trace.recorder import Recorder
 
 __all__ = [
     "AsyncRecordingTransport",

@@ -1,7 +1,7 @@
 """What happens to one model request while a recording or a cassette is active.
 
 A ``Session`` is the meeting point of the HTTP transport (``_transport.py``) and the core: it decodes the
-request body with the shared codecs, asks the cassette's ``RequestIndex`` (``core/match.py``: the core
+request body with the shared codecs, asks the cassette's ``RequestIndex`` (``core/replay/match.py``: the core
 fingerprint) whether the record answers it, and records what went live through the ``Recorder``:
 
 - an ``llm_call`` per successful request (exact body: messages, tools, every other field in ``params``;
@@ -24,13 +24,13 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from replaykit.core import codecs, jsonsafe
-from replaykit.core.canonical import canonical_json
-from replaykit.core.codecs import DecodedRequest
 from replaykit.core.errors import CodecError, ReplaykitError
-from replaykit.core.ir import Correlation, LLMResponse, Message, ToolCallPart
-from replaykit.core.match import Miss, RequestIndex
-from replaykit.core.recorder import Recorder
+from replaykit.core.replay.match import Miss, RequestIndex
+from replaykit.core.trace import codecs, jsonsafe
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.codecs import DecodedRequest
+from replaykit.core.trace.ir import Correlation, LLMResponse, Message, ToolCallPart
+from replaykit.core.trace.recorder import Recorder
 
 Action = Literal["serve", "live", "miss", "pass"]
 _RETRYABLE = frozenset({408, 409, 429})

@@ -24,7 +24,7 @@ from typing import Any
 
 from replaykit.adapters.openai._session import Exchange, Session
 from replaykit.adapters.openai._wire import llm_api, parse_sse, render_sse, stream_finished
-from replaykit.core import codecs
+from replaykit.core.trace import codecs
 
 _lock = threading.RLock()
 _active: list[Session] = []  # a stack: the innermost active block wins

@@ -9,8 +9,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from replaykit.core import codecs
-from replaykit.core.ir import LLMResponse
+from replaykit.core.trace import codecs
+from replaykit.core.trace.ir import LLMResponse
 
 #: URL path suffix -> IR api name. Anything else passes through untouched (not a model call).
 _LLM_PATHS = (("/chat/completions", "openai-chat"), ("/responses", "openai-responses"))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
-from replaykit.core.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
+from replaykit.core.trace.store import MAX_LINE_BYTES, TRACE_SUFFIX, RunStore
 
 #: The manifest of a corpus job (``_manifest.MANIFEST``); never read as a run.
 MANIFEST = "manifest.jsonl"

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from replaykit.core.ir import ErrorEvent, LLMCallEvent, ToolCallEvent
+from replaykit.core.trace.ir import ErrorEvent, LLMCallEvent, ToolCallEvent
 
 from ._task import RunResult
 
@@ -20,9 +20,9 @@ HEALTH_BUCKETS = ("0-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60-69", "
 
 def stats_task(path: str, options: Mapping[str, Any]) -> RunResult:
     """Facts of one run: size, tokens, cost, duration, health, per model and per tool counts."""
-    from replaykit.core.cost import run_cost
-    from replaykit.core.health import run_health
-    from replaykit.core.run import Run
+    from replaykit.core.analysis.cost import run_cost
+    from replaykit.core.analysis.health import run_health
+    from replaykit.core.trace.run import Run
 
     run = Run.load(path)
     cost = run_cost(run).paid.value if options.get("cost", True) else None

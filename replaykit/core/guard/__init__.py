@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._commands import ShellContext
+from ._common import ShellContext
 from ._model import DRY_RUN_MARKER, DRY_RUN_STATUS, Decision, GuardVerdict, dry_run_text
 from ._policy import CONFIG_FILENAME, GuardConfigError, Policy, Rule, default_policy, load_policy
 from ._tools import BUILTIN_TOOLS, classify_tool, shell_tool

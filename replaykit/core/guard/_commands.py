@@ -9,35 +9,20 @@ managers, containers, clouds, HTTP clients, databases) live in `_programs.py`.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
-from dataclasses import dataclass
 
+from ._common import Finding, ShellContext, is_harmless_target
 from ._opts import scan_opts, show
+from ._programs import classify_program
 from ._shell import MAX_DEPTH, Script, ShellSyntaxError, SimpleCommand, parse_shell
 
-__all__ = ["CommandRule", "ShellContext", "classify_argv", "classify_shell"]
+__all__ = ["classify_argv", "classify_shell"]
 
-Finding = tuple[str, str]
-CommandRule = Callable[[list[str]], "tuple[bool, str, str] | None"]  # argv -> (destructive, rule, reason)
-
-HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 _WRITE_OPS = frozenset({">", ">|", ">>", "&>", "&>>", "<>", ">&"})
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
                        "time", "esac", "coproc"})
 _HEADERS = frozenset({"for", "select", "case", "function", "in"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"})
-INTERPRETERS = frozenset({"python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
-                          "perl", "ruby", "php", "lua", "luajit", "Rscript", "osascript", "pwsh",
-                          "powershell", "tclsh", "julia", "irb", "ipython"})
 LIMIT_CHARS = 1_000_000
-
-
-@dataclass(slots=True)
-class ShellContext:
-    """Policy knobs the shell rules need; built by the Policy."""
-
-    unknown_commands_destructive: bool = False
-    command_rule: CommandRule | None = None  # user allow/deny by command prefix
 
 
 def classify_shell(text: str, ctx: ShellContext, depth: int = 0) -> list[Finding]:
@@ -58,10 +43,6 @@ def classify_argv(argv: list[str], ctx: ShellContext) -> list[Finding]:
     if not argv or not all(isinstance(a, str) for a in argv):
         return [("shell.unparseable", "the command is not a list of strings")]
     return _Walker(ctx).argv(list(argv), None, False, 0)
-
-
-def is_harmless_target(target: str) -> bool:
-    return target in HARMLESS_TARGETS or target.startswith("/dev/fd/")
 
 
 class _Walker:
@@ -155,8 +136,6 @@ class _Walker:
             if args and posixpath.basename(args[0]) in ("activate", "activate.sh", "activate.fish"):
                 return []
             return [("shell.exec_code", f"runs a shell script the guard cannot see ({show(argv)})")]
-        from ._programs import classify_program  # late import: _programs imports this module's helpers
-
         return classify_program(name, argv, stdin, piped, self, depth)
 
     # -- re-entrant program families -------------------------------------------------------------

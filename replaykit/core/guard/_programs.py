@@ -9,17 +9,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from ._commands import INTERPRETERS, is_harmless_target
+from ._common import INTERPRETERS, Finding, Walker, is_harmless_target
 from ._opts import scan_opts, show
-
-if TYPE_CHECKING:
-    from ._commands import _Walker
 
 __all__ = ["READ_ONLY_COMMANDS", "classify_program"]
 
-Finding = tuple[str, str]
 
 READ_ONLY_COMMANDS = frozenset("""
 ls ll la dir vdir cat tac head tail less more most bat grep egrep fgrep rg ag ack fd fdfind wc cut tr
@@ -39,7 +34,7 @@ sort uniq tee trap true : let local declare typeset readonly return exit break c
 _HTTP_SAFE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
-def classify_program(name: str, argv: list[str], stdin: str | None, piped: bool, walker: _Walker,
+def classify_program(name: str, argv: list[str], stdin: str | None, piped: bool, walker: Walker,
                      depth: int) -> list[Finding]:
     args = argv[1:]
     rule = _RULES.get(name)
@@ -59,7 +54,7 @@ def classify_program(name: str, argv: list[str], stdin: str | None, piped: bool,
     return []
 
 
-Rule = Callable[[list[str], list[str], "str | None", bool, "_Walker", int], list[Finding]]
+Rule = Callable[[list[str], list[str], "str | None", bool, "Walker", int], list[Finding]]
 _RULES: dict[str, Rule] = {}
 _PREFIX_RULES: list[tuple[str, Rule]] = []
 
@@ -77,7 +72,7 @@ def _rule(*names: str) -> Callable[[Rule], Rule]:
 
 
 def _fixed(rule: str, what: str) -> Rule:
-    def fn(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+    def fn(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
         return [(rule, f"{what} ({show(argv)})")]
 
     return fn
@@ -110,14 +105,14 @@ _PREFIX_RULES.append(("mkfs.", _fixed("disk", "formats a file system")))
 
 
 @_rule("kill")
-def _kill(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _kill(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if not args or args[0] in ("-l", "-L", "--list") or (args[0] == "-0"):
         return []  # list signals / probe whether a process exists
     return [("process.kill", f"kills processes ({show(argv)})")]
 
 
 @_rule("tee")
-def _tee(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _tee(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "", ("--output-error",))
     files = [f for f in opts.positionals if not is_harmless_target(f)]
     if not files:
@@ -127,7 +122,7 @@ def _tee(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _W
 
 
 @_rule("sed", "gsed")
-def _sed(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _sed(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     for a in args:
         if a == "--":
             break
@@ -143,7 +138,7 @@ def _sed(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _W
 
 
 @_rule("awk", "gawk", "mawk", "nawk")
-def _awk(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _awk(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "fvFiE", ("--file", "--assign", "--field-separator", "--include"))
     if "inplace" in opts.values("-i", "--include"):
         return [("shell.inplace_edit", f"edits files in place ({show(argv)})")]
@@ -157,7 +152,7 @@ def _awk(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _W
 
 
 @_rule("perl", "ruby")
-def _perl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _perl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     for a in args:
         if a.startswith(("-M", "-I", "-m", "-x", "-0", "-l")):
             continue
@@ -169,7 +164,7 @@ def _perl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("sort")
-def _sort(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _sort(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "otkSTt", ("--output", "--key", "--buffer-size", "--temporary-directory",
                                       "--field-separator", "--parallel", "--files0-from"))
     outs = [o for o in opts.values("-o", "--output") if not is_harmless_target(o)]
@@ -177,7 +172,7 @@ def _sort(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("uniq")
-def _uniq(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _uniq(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "fsw", ("--skip-fields", "--skip-chars", "--check-chars", "--group",
                                    "--all-repeated"))
     if len(opts.positionals) >= 2 and not is_harmless_target(opts.positionals[1]):
@@ -186,7 +181,7 @@ def _uniq(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("date")
-def _date(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _date(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if any(a in ("-s",) or a.startswith("--set") for a in args):
         return [("system.config", "sets the system clock (date --set)")]
     return []
@@ -194,7 +189,7 @@ def _date(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 @_rule("hostname", "hostnamectl", "timedatectl", "hwclock", "sysctl", "modprobe", "rmmod", "insmod",
        "update-alternatives", "ldconfig")
-def _system_cfg(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _system_cfg(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
                 d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     positional = [a for a in args if not a.startswith("-")]
@@ -211,7 +206,7 @@ def _system_cfg(argv: list[str], args: list[str], stdin: str | None, piped: bool
 
 
 @_rule("systemctl", "service", "launchctl", "rc-service", "sv")
-def _services(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _services(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
               d: int) -> list[Finding]:
     positional = [a for a in args if not a.startswith("-")]
     read = {"status", "show", "list-units", "list-unit-files", "list-timers", "list-sockets", "is-active",
@@ -230,7 +225,7 @@ def _services(argv: list[str], args: list[str], stdin: str | None, piped: bool, 
 
 
 @_rule("crontab")
-def _crontab(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _crontab(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
              d: int) -> list[Finding]:
     opts = scan_opts(args, "u")
     if opts.has("-l") and not opts.has("-r", "-e", "-i") and not opts.positionals:
@@ -239,7 +234,7 @@ def _crontab(argv: list[str], args: list[str], stdin: str | None, piped: bool, w
 
 
 @_rule("iptables", "ip6tables", "nft", "ufw", "firewall-cmd")
-def _firewall(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _firewall(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
               d: int) -> list[Finding]:
     if any(a in ("-L", "-S", "--list", "--list-rules", "status", "list", "--list-all", "--state") for a in args):
         return []
@@ -247,7 +242,7 @@ def _firewall(argv: list[str], args: list[str], stdin: str | None, piped: bool, 
 
 
 @_rule("tar", "bsdtar", "gtar")
-def _tar(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _tar(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     first = args[0] if args else ""
     letters = first.lstrip("-") if first and not first.startswith("--") else ""
     flags = set(letters) | {a for a in args if a.startswith("--")}
@@ -268,7 +263,7 @@ def _tar(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _W
 
 
 @_rule("unzip", "7z", "7za", "unrar")
-def _unzip(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _unzip(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if any(a in ("-l", "-v", "-t", "-Z", "-p", "-c", "l", "t") for a in args):
         return []
     return [("shell.write", f"extracts an archive, writing files ({show(argv)})")]
@@ -276,7 +271,7 @@ def _unzip(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: 
 
 @_rule("zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "compress",
        "uncompress")
-def _compress(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _compress(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
               d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     if name != "zip" and any(a in ("-c", "--stdout", "-l", "--list", "-t", "--test", "-h", "--help",
@@ -288,7 +283,7 @@ def _compress(argv: list[str], args: list[str], stdin: str | None, piped: bool, 
 
 
 @_rule("make", "gmake", "just", "task", "invoke", "rake")
-def _make(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _make(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if any(a in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "--list", "-l") for a in args):
         return []
     opts = scan_opts(args, "CfIjloWe", ("--directory", "--file", "--makefile", "--jobs"))
@@ -303,7 +298,7 @@ _DANGEROUS_TARGET = re.compile(r"(^|[-_:.])(clean|distclean|mrproper|realclean|p
 
 
 @_rule("ruff")
-def _ruff(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _ruff(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if args and args[0] == "format" and not any(a in ("--check", "--diff") for a in args):
         return [("shell.write", f"reformats files in place ({show(argv)})")]
     if any(a in ("--fix", "--unsafe-fixes", "--add-noqa") for a in args) and "--diff" not in args:
@@ -313,7 +308,7 @@ def _ruff(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 @_rule("black", "isort", "autopep8", "yapf", "prettier", "eslint", "gofmt", "rustfmt", "clang-format",
        "shfmt", "autoflake", "pyupgrade", "stylua", "biome")
-def _formatters(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _formatters(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
                 d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     writes_by_default = name in ("black", "isort", "autopep8-i", "pyupgrade", "autoflake-i", "rustfmt")
@@ -327,14 +322,14 @@ def _formatters(argv: list[str], args: list[str], stdin: str | None, piped: bool
 
 
 @_rule("yq")
-def _yq(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _yq(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if any(a in ("-i", "--inplace", "--in-place") for a in args):
         return [("shell.inplace_edit", f"edits files in place ({show(argv)})")]
     return []
 
 
 @_rule("tmux", "screen")
-def _tmux(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _tmux(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     positional = [a for a in args if not a.startswith("-")]
     verb = positional[0] if positional else ""
     if verb.startswith(("list-", "ls", "show-", "display", "has-session", "capture-pane", "info")) or "-ls" in args:
@@ -342,7 +337,7 @@ def _tmux(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
     return [("process.control", f"controls terminal sessions ({show(argv)})")]
 
 
-def _interpreter(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _interpreter(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
                  d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     if any(a in ("-V", "--version", "-h", "--help", "-v") for a in args[:1]):
@@ -371,7 +366,7 @@ _SAFE_MODULES = frozenset({"pytest", "unittest", "mypy", "ruff-check", "pyflakes
                            "webbrowser-no", "pickletools", "sqlite3-no", "test.support-no", "hypothesis"})
 
 
-def _python_module(module: str, argv: list[str], rest: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _python_module(module: str, argv: list[str], rest: list[str], stdin: str | None, piped: bool, w: Walker,
                    d: int) -> list[Finding]:
     if module in ("pip", "pip3"):
         return _pip(argv, rest, stdin, piped, w, d)
@@ -401,7 +396,7 @@ _PKG_MANAGERS = ("apt apt-get apt-cache aptitude dpkg yum dnf zypper pacman apk 
 
 
 @_rule(*_PKG_MANAGERS)
-def _package_manager(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _package_manager(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
                      d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     positional = [a for a in args if not a.startswith("-")]
@@ -447,7 +442,7 @@ def _package_manager(argv: list[str], args: list[str], stdin: str | None, piped:
     return [("package.change", f"changes installed packages or project dependencies ({show(argv)})")]
 
 
-def _pip(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _pip(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "", ("--python", "--log", "--proxy", "--cache-dir", "--timeout", "--retries"),
                      stop_at_first_positional=True)
     if not opts.positionals:
@@ -471,7 +466,7 @@ merge-base range-diff fetch annotate get-tar-commit-id grep-no instaweb-no""".sp
 
 
 @_rule("git")
-def _git(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _git(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     i = 0
     while i < len(args) and args[i].startswith("-"):
         if args[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--super-prefix",
@@ -573,7 +568,7 @@ _DOCKER_STOP = frozenset({"kill", "stop", "restart", "pause", "unpause"})
 
 
 @_rule("docker", "podman", "nerdctl", "docker-compose")
-def _docker(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _docker(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "HcfplO", ("--host", "--context", "--config", "--log-level", "--file", "--project-name",
                                       "--project-directory", "--profile", "--env-file", "--format", "--filter"))
     words = opts.positionals
@@ -600,7 +595,7 @@ diff events wait auth config completion options plugin-list kustomize""".split()
 
 
 @_rule("kubectl", "oc", "k", "kubectl.exe", "minikube", "kind", "k3d")
-def _kubectl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _kubectl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "nlocfs", ("--namespace", "--context", "--kubeconfig", "--selector", "--output",
                                       "--cluster", "--user", "--server", "--filename", "--container"))
     words = opts.positionals
@@ -621,7 +616,7 @@ def _kubectl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w
 
 
 @_rule("helm")
-def _helm(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _helm(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     words = [a for a in args if not a.startswith("-")]
     verb = words[0] if words else ""
     if not verb or verb in ("list", "ls", "status", "get", "show", "inspect", "search", "history", "template",
@@ -634,7 +629,7 @@ def _helm(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("terraform", "tofu", "pulumi", "cdk", "serverless", "sls")
-def _iac(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _iac(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     words = [a for a in args if not a.startswith("-")]
     verb = words[0] if words else ""
     if not verb or verb in ("plan", "validate", "show", "output", "version", "providers", "graph", "preview",
@@ -662,7 +657,7 @@ _CLOUD_DELETE_VERBS = re.compile(r"^(delete|remove|terminate|deregister|purge|de
 
 
 @_rule("aws", "awslocal")
-def _aws(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _aws(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "", ("--region", "--profile", "--output", "--endpoint-url", "--query", "--color",
                                 "--cli-read-timeout", "--cli-connect-timeout", "--ca-bundle"))
     words = opts.positionals
@@ -675,7 +670,7 @@ def _aws(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _W
 @_rule("gcloud", "gsutil", "az", "doctl", "heroku", "fly", "flyctl", "vercel", "netlify", "firebase",
        "wrangler", "railway", "render", "linode-cli", "hcloud", "oci", "ibmcloud", "s3cmd", "rclone", "mc",
        "gh", "glab", "stripe")
-def _cloud(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _cloud(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     words = [a for a in args if not a.startswith("-")]
     if not words or words[0] in ("help", "version", "--version", "auth-status-no"):
@@ -714,7 +709,7 @@ def _cloud_verdict(argv: list[str], op: str, service: str) -> list[Finding]:
 
 
 @_rule("rsync")
-def _rsync(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _rsync(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     if any(a in ("-n", "--dry-run", "--list-only") for a in args):
         return []
     if any(a.startswith(("--delete", "--remove-source-files")) for a in args):
@@ -724,7 +719,7 @@ def _rsync(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: 
 
 # -- HTTP clients --------------------------------------------------------------------------------
 @_rule("curl")
-def _curl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _curl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "oXdFTHuAebcDKmrwxECYyzUQ", (
         "--output", "--request", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii",
         "--form", "--form-string", "--upload-file", "--header", "--user", "--user-agent", "--referer",
@@ -751,7 +746,7 @@ def _curl(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("wget", "wget2")
-def _wget(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _wget(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     opts = scan_opts(args, "OoaePDtTUwAIXRl", (
         "--output-document", "--output-file", "--append-output", "--post-data", "--post-file", "--method",
         "--body-data", "--body-file", "--directory-prefix", "--header", "--user-agent", "--tries", "--timeout",
@@ -772,7 +767,7 @@ def _wget(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _
 
 
 @_rule("http", "https", "xh", "xhs", "httpie")
-def _httpie(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker, d: int) -> list[Finding]:
+def _httpie(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker, d: int) -> list[Finding]:
     words = [a for a in args if not a.startswith("-")]
     method = ""
     if words and words[0].isupper() and words[0].isalpha():
@@ -804,7 +799,7 @@ def sql_is_read_only(sql: str) -> bool:
 
 @_rule("sqlite3", "sqlite", "psql", "mysql", "mariadb", "duckdb", "clickhouse-client", "cqlsh", "mongosh",
        "mongo", "redis-cli", "sqlcmd")
-def _database(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: _Walker,
+def _database(argv: list[str], args: list[str], stdin: str | None, piped: bool, w: Walker,
               d: int) -> list[Finding]:
     name = posixpath.basename(argv[0])
     shown = show(argv)

@@ -9,11 +9,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._commands import ShellContext, classify_argv, classify_shell
+from ._commands import classify_argv, classify_shell
+from ._common import Finding, ShellContext
 
 __all__ = ["BUILTIN_TOOLS", "classify_tool"]
 
-Finding = tuple[str, str]
 Handler = Callable[[Mapping[str, Any], ShellContext], list[Finding]]
 
 HTTP_SAFE = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})

@@ -25,12 +25,10 @@ from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
 from ._runs import (
     RedactionResult,
-    corpus_run_id,
     iter_redacted,
     redact_corpus,
     redact_run,
     redact_trace_file,
-    redaction_task,
 )
 from ._secrets import SECRET_PATTERNS, secret_entities
 
@@ -49,7 +47,6 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "Span",
-    "corpus_run_id",
     "get_engine",
     "iter_redacted",
     "make_event_redactor",
@@ -59,6 +56,5 @@ __all__ = [
     "redact_events",
     "redact_run",
     "redact_trace_file",
-    "redaction_task",
     "secret_entities",
 ]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from replaykit.core.jsonsafe import has_surrogate
+from replaykit.core.trace.jsonsafe import has_surrogate
 
 from ._detectors import build_function_recognizers
 from ._errors import RedactExtraMissing, RedactionError
@@ -255,7 +255,7 @@ class AnalysisEngine:
     def _analyze_uncached(self, chunks: list[str]) -> list[tuple[Span, ...]]:
         self.stats.chars_analyzed += sum(len(c) for c in chunks)
         # spaCy and the regex engine cannot take a lone UTF-16 surrogate (legal in JSON, see
-        # core/jsonsafe.py). U+FFFD has the same length in code points, so the spans found in the
+        # core/trace/jsonsafe.py). U+FFFD has the same length in code points, so the spans found in the
         # stand-in text are the spans of the original, and the original is what gets substituted.
         chunks = [c if not has_surrogate(c) else escape_lone(c) for c in chunks]
         kwargs: dict[str, Any] = {

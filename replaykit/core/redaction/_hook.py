@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from replaykit.core import jsonsafe
-from replaykit.core.ir import Event, RunHeader
-from replaykit.core.store import RunStore, RunWriter
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Event, RunHeader
+from replaykit.core.trace.store import RunStore, RunWriter
 
 from ._engine import Mode
 from ._ir import redact_event
@@ -55,7 +55,7 @@ class RedactingWriter:
 
     def append_raw(self, line: str | bytes) -> None:
         # A raw line cannot be redacted structurally; parse it as an event and redact that.
-        from replaykit.core.store import parse_event_line
+        from replaykit.core.trace.reader import parse_event_line
 
         self.append(parse_event_line(line))
 

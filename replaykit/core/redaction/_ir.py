@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from replaykit.core import jsonsafe
-from replaykit.core.canonical import fingerprint
 from replaykit.core.errors import TraceError
-from replaykit.core.ir import (
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.deltas import check_ref, expand_refs
+from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     Event,
     Lineage,
@@ -27,8 +28,7 @@ from replaykit.core.ir import (
     ToolsEvent,
     ToolSpec,
 )
-from replaykit.core.run import request_of, tool_message_of
-from replaykit.core.serve import check_ref, expand_refs
+from replaykit.core.trace.run import request_of, tool_message_of
 
 from ._engine import Mode
 from ._redactor import Redactor
@@ -248,7 +248,7 @@ class FingerprintFixer:
         prefix = key.split(":", 1)[0]
         base = req.context.base
         msgs = list(self._messages.get(f"{prefix}:{base}", [])[: req.context.keep]) if base else []
-        # A reference rebuilds the (redacted) tool call's result: the one expansion, serve.expand_refs.
+        # A reference rebuilds the (redacted) tool call's result: the one expansion, deltas.expand_refs.
         msgs.extend(expand_refs(req.context.append, lambda ref, strip: self._tool_message(f"{prefix}:{ref}", ref, strip)))
         self._messages[key] = msgs
         return msgs

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.jsonsafe import has_surrogate
+from replaykit.core.trace.jsonsafe import has_surrogate
 
 from ._engine import AnalysisEngine, EngineConfig, Mode, get_engine
 from ._filters import Span

@@ -1,20 +1,20 @@
 """Whole-run and corpus redaction: in memory (``redact_run``), streamed file to file
-(``redact_trace_file``, bounded memory), and over many runs with every core (``redact_corpus``)."""
+(``redact_trace_file``, bounded memory), and over many runs with every core (``redact_corpus``). The
+corpus pipeline's redaction task (``redact --all``) is ``replaykit.core.corpus.redaction_task``."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core import jsonsafe
-from replaykit.core.corpus import RunResult
-from replaykit.core.ir import Event, RunHeader
 from replaykit.core.progress import ProgressBar
-from replaykit.core.store import RunWriter, iter_trace, new_run_id
+from replaykit.core.trace.ir import Event, RunHeader
+from replaykit.core.trace.reader import iter_trace
+from replaykit.core.trace.store import RunWriter, new_run_id
 
 from ._engine import Mode
 from ._errors import RedactionError
@@ -22,7 +22,7 @@ from ._ir import FingerprintFixer, redact_events, redact_header
 from ._redactor import Redactor
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
 
 def _check_mode(mode: str) -> Mode:
@@ -44,7 +44,7 @@ def redact_run(
 
     Pass one ``redactor`` for several runs that must share placeholders (a branch and its original).
     """
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
     if redactor is None:
         redactor = Redactor(mode=_check_mode(mode), allow_list=allow_list, fail_closed=fail_closed)
@@ -134,7 +134,7 @@ def redact_trace_file(
 
 def _redact_into_store(job: tuple[str, str, str, tuple[str, ...], bool]) -> RedactionResult:
     src, store_root, mode, allow, fail_closed = job
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     store = RunStore(store_root)
     store.ensure()
@@ -170,34 +170,3 @@ def redact_corpus(
                     results[futures[fut]] = fut.result()
                     advance()
     return [r for r in results if r is not None]
-
-
-def corpus_run_id(source_run_id: str) -> str:
-    """The redacted copy's id in a corpus redaction: derived from the source, so reruns and every
-    engine give the same file (``redacted-<source>``, or a digest when that would be too long)."""
-    import hashlib
-
-    candidate = f"redacted-{source_run_id}"
-    if len(candidate) <= 128:
-        return candidate
-    return f"redacted-{hashlib.sha256(source_run_id.encode('utf-8')).hexdigest()[:32]}"
-
-
-def redaction_task(path: str, options: Mapping[str, Any]) -> RunResult:
-    """The corpus pipeline's redaction task: one trace file -> the lines of its redacted copy.
-
-    ``options``: mode, allow (terms never redacted). Reads the run as a stream; the copy's lines are
-    the bytes ``RunWriter`` would write.
-    """
-    from replaykit.core.store import iter_trace
-
-    first = next(iter_trace(Path(path)))
-    assert isinstance(first, RunHeader)
-    rid = corpus_run_id(first.run_id)
-    header, events, redactor = iter_redacted(Path(path), options.get("mode") or "patterns",
-                                             allow_list=tuple(options.get("allow") or ()), run_id=rid,
-                                             fail_closed=bool(options.get("fail_closed")))
-    lines = [jsonsafe.model_json(header)]  # the bytes RunWriter writes, lone surrogates escaped
-    lines.extend(jsonsafe.model_json(event) for event in events)
-    return RunResult(source=path, run_id=rid, lines=lines,
-                     info={"source_run_id": first.run_id, "redactions": redactor.redactions})

@@ -15,17 +15,17 @@ from typing import Any
 
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
-from replaykit.core.codecs import decode_request, encode_request
-from replaykit.core.cursor import ReplayCursor
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.ir import LLMResponse, Message, Provenance, TextPart
-from replaykit.core.live_tools import LiveTools
-from replaykit.core.play import PlayOptions, PlaySession, start_play
-from replaykit.core.recorder import Recorder
-from replaykit.core.resilience import classify
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
-from replaykit.core.tool_ladder import unavailable_text
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.live_tools import LiveTools
+from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
+from replaykit.core.replay.resilience import classify
+from replaykit.core.replay.tool_ladder import unavailable_text
+from replaykit.core.trace.codecs import decode_request, encode_request
+from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines.hermes.served import served_response
 
 STAND_IN_TOOLSET = "replaykit_recorded"

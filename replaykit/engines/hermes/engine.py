@@ -24,10 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.cursor import Counters
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
-from replaykit.core.play import PlayOptions, PlayResult
-from replaykit.core.run import Run
+from replaykit.core.replay.cursor import Counters
+from replaykit.core.replay.play import PlayOptions, PlayResult
+from replaykit.core.trace.run import Run
 
 ENGINE = "hermes"
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -48,7 +48,7 @@ def _source_path(run: Run, options: PlayOptions, tmp: Path) -> Path:
     if run.report is not None and run.report.path.is_file():
         return run.report.path.resolve()
     # An in-memory run: hand it to the driver as a file.
-    from replaykit.core.store import write_run_file
+    from replaykit.core.trace.store import write_run_file
 
     return write_run_file(tmp / "source.jsonl", run.header, list(run.events))
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from replaykit.core.codecs import encode_response
-from replaykit.core.ir import LLMResponse
+from replaykit.core.trace.codecs import encode_response
+from replaykit.core.trace.ir import LLMResponse
 
 _CHAT_FINISH = {"stop", "length", "tool_calls", "content_filter", "function_call"}
 _ANTHROPIC_STOP = {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"}

@@ -2,13 +2,13 @@
 
 The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, tools node, the
 ``tools_condition`` loop), but both nodes ask the shared serve-then-live cursor
-(``replaykit.core.cursor.ReplayCursor``, set up by ``replaykit.core.play.start_play``) what to do:
+(``replaykit.core.replay.cursor.ReplayCursor``, set up by ``replaykit.core.replay.play.start_play``) what to do:
 
 - model node: ``cursor.llm`` serves the recorded answer before the cut, flags a desync, or answers a
   synthetic end of turn; otherwise the node calls the OpenAI-compatible endpoint (``--base-url``,
-  ``--model``, key from ``--api-key-env``) through the core live model (``replaykit.core.live_model``:
+  ``--model``, key from ``--api-key-env``) through the core live model (``replaykit.core.replay.live_model``:
   retry policy, stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
-- tool node: every call climbs the one live-tool ladder (``replaykit.core.live_tools``): served from
+- tool node: every call climbs the one live-tool ladder (``replaykit.core.replay.live_tools``): served from
   the record, the destructive-tool guard, the user's implementation (``--tools-module`` or
   ``options.extra["tool_impls"]``), a recorded stand-in, else ``unavailable``.
 
@@ -27,15 +27,15 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core import jsonsafe
 from replaykit.core.errors import ProviderError, ReplaykitError
-from replaykit.core.ir import Message, ToolSpec
-from replaykit.core.live_tools import LiveTools, tool_implementations
-from replaykit.core.resilience import IterationBudget
+from replaykit.core.replay.live_tools import LiveTools, tool_implementations
+from replaykit.core.replay.resilience import IterationBudget
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Message, ToolSpec
 from replaykit.engines.langgraph.graph import record_of, runtime, sqlite_checkpointer
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
 JSON = dict[str, Any]
 ENGINE = "langgraph"
@@ -54,7 +54,7 @@ class CursorModelNode:
         self.rt = rt
         self.budget = budget  # live calls of the current turn (reset by ``_drive`` at each turn)
         self.cursor = cursor
-        self.client = client  # replaykit.core.live_model.LiveModel: retries, stale streams
+        self.client = client  # replaykit.core.replay.live_model.LiveModel: retries, stale streams
         self.tools = tools
         self.model = model
         self.params = params
@@ -129,7 +129,7 @@ class CursorToolRouter:
 
 def play(run: Run, options: Any) -> Any:
     """Play ``run`` through its LangGraph graph: the prefix served, live from the cut (PlayResult)."""
-    from replaykit.core.play import start_play
+    from replaykit.core.replay.play import start_play
 
     rt = runtime()
     import langgraph
@@ -143,7 +143,7 @@ def play(run: Run, options: Any) -> Any:
     extra = options.extra or {}
     limit = _recursion_limit(run, options)
     try:
-        from replaykit.core.live_model import DROP_PARAMS, LiveModel
+        from replaykit.core.replay.live_model import DROP_PARAMS, LiveModel
 
         client = LiveModel(options, session)
         calls = run.llm_calls()
@@ -216,7 +216,7 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
     turn's start and end recorded, as the other engines do; each turn gets a fresh budget)."""
     if not record.requests:
         return []
-    from replaykit.core.ir import Provenance
+    from replaykit.core.trace.ir import Provenance
 
     recorder = cursor.recorder
     first = record.requests[0]
@@ -239,7 +239,7 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
 
 
 def _turn_end(rt: Any, cursor: Any, messages: list[Any], budget: IterationBudget) -> None:
-    from replaykit.core.ir import Provenance
+    from replaykit.core.trace.ir import Provenance
 
     if cursor.recorder is not None:
         cursor.recorder.turn_end(_final_text(rt, messages), reason=budget.reason,

@@ -17,16 +17,17 @@ import re
 import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core import jsonsafe
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.trace import jsonsafe
+from replaykit.engines.langgraph.live import LiveEndpoint, make_live_model
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
     from replaykit.engines.langgraph import runtime as lg_runtime
 
 JSON = dict[str, Any]
@@ -65,51 +66,6 @@ def record_of(run: Run) -> lg_runtime.Record:
     events = [jsonsafe.model_data(e, exclude_none=True) for e in run.events]
     record: lg_runtime.Record = rt.Record(header, events)
     return record
-
-
-# ------------------------------------------------------------------------------------ live sides
-
-
-@dataclass(frozen=True)
-class LiveEndpoint:
-    """Any OpenAI-compatible Chat Completions endpoint. The key comes from the environment variable
-    ``api_key_env`` names; it is never written anywhere."""
-
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    timeout: float = 60.0
-    max_retries: int = 2
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    def api_key(self) -> str:
-        if self.api_key_env is None:
-            return "replaykit-no-key"  # local endpoints need none; the client insists on a value
-        value = os.environ.get(self.api_key_env)
-        if not value:
-            raise BadInput(f"environment variable {self.api_key_env} (--api-key-env) is not set")
-        return value
-
-
-def make_live_model(endpoint: LiveEndpoint) -> Callable[[list[JSON], list[JSON]], JSON]:
-    """The model node's live side: the one core live model (``replaykit.core.live_model``: classified
-    errors, Retry-After, backoff, stale-stream guard, length continuation), IR dicts in and out."""
-    from replaykit.core.ir import MESSAGES_ADAPTER, ToolSpec
-    from replaykit.core.live_model import LiveModel
-    from replaykit.core.play import PlayOptions
-
-    options = PlayOptions(base_url=endpoint.base_url, model=endpoint.model, api_key_env=endpoint.api_key_env,
-                          request_timeout=endpoint.timeout, max_attempts=endpoint.max_retries + 1)
-    options.api_key()  # a named but unset variable fails before the graph runs
-    model = LiveModel(options)
-
-    def live(messages: list[JSON], tools: list[JSON]) -> JSON:
-        specs = [ToolSpec.model_validate(t) for t in tools] or None
-        response = model.complete(MESSAGES_ADAPTER.validate_python(messages), specs, dict(endpoint.params))
-        dumped: JSON = jsonsafe.model_data(response, exclude_none=True)
-        return dumped
-
-    return live
 
 
 def _dumps(value: Any) -> str:
@@ -172,7 +128,7 @@ def build_replay_graph(run: Run, *, live: LiveEndpoint | None = None,
     if live_model is None and live is not None:
         live_model = make_live_model(live)
     model = rt.ModelNode(record, log, live_model)
-    from replaykit.core.live_tools import guard_for
+    from replaykit.core.replay.live_tools import guard_for
 
     router = rt.ToolRouter(record, log, dict(tool_impls or {}),
                            guard_for(allow_destructive, policy=guard_policy))
@@ -324,7 +280,7 @@ def _edited_message(rt: Any, snapshot: Any, step: int, target: str, value: Any,
 
 def _parse_edit(run: Run, step: int, target: str, value: Any) -> tuple[int, Any, str | None]:
     """(the step whose message is edited, the value, the tool call id) for an edit at ``step``."""
-    from replaykit.core.ir import LLMCallEvent, ToolCallEvent
+    from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
 
     event = run.step(step).event
     if target == "result":
@@ -353,7 +309,7 @@ def _parse_edit(run: Run, step: int, target: str, value: Any) -> tuple[int, Any,
 
 
 def _asking_step(run: Run, tool_event: Any) -> int:
-    from replaykit.core.ir import LLMCallEvent
+    from replaykit.core.trace.ir import LLMCallEvent
 
     asker = None
     for candidate in run.steps:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.ir import (
+from replaykit.core.trace.ir import (
     Edit,
     LLMCallEvent,
     LLMResponse,
@@ -20,12 +20,12 @@ from replaykit.core.ir import (
     ToolCallEvent,
     ToolSpec,
 )
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import new_run_id, utc_now_iso
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import new_run_id, utc_now_iso
 
 if TYPE_CHECKING:
-    from replaykit.core.run import Run
-    from replaykit.engines.langgraph.graph import LiveEndpoint
+    from replaykit.core.trace.run import Run
+    from replaykit.engines.langgraph.live import LiveEndpoint
 
 JSON = dict[str, Any]
 
@@ -45,7 +45,7 @@ def _messages(items: list[JSON]) -> list[Message]:
 
 def fork_header(run: Run, *, step: int, target: str, value: Any, call_id: str | None, run_id: str | None,
                 endpoint: LiveEndpoint | None, relation: str = "branch", engine: str = "langgraph") -> RunHeader:
-    from replaykit.core.ir import Lineage
+    from replaykit.core.trace.ir import Lineage
 
     parent = run.step(step).event
     return RunHeader(

@@ -57,8 +57,9 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
 # Embedded verbatim above this module in generated code (the import lines are dropped there).
-from replaykit.core.serve import next_llm_index, request_fingerprint, resolve_all_requests, tool_message
-from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, Guard, climb, implementation_for
+from replaykit.core.replay.serve import next_llm_index, request_fingerprint
+from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, Guard, climb, implementation_for
+from replaykit.core.trace.deltas import resolve_all_requests, tool_message
 
 STASH = "replaykit"
 MODEL_NODE = "model"
@@ -595,7 +596,7 @@ _CURRENT_CALL: contextvars.ContextVar[JSON] = contextvars.ContextVar("replaykit_
 
 class ToolRouter:
     """Answers tool calls through the one live-tool ladder (``decide`` / ``climb``, from
-    ``replaykit.core.tool_ladder``): served from the record where it holds this call, then the ``guard``
+    ``replaykit.core.replay.tool_ladder``): served from the record where it holds this call, then the ``guard``
     in front of any ``implementations`` (tool name -> function), then a recorded call with the same
     name and arguments, else "not available"."""
 

@@ -2,17 +2,17 @@
 
 The agent is a real ``pydantic_ai.Agent`` whose tools are built from the run's recorded JSON schemas
 and whose model is a ``CursorModel`` (a PydanticAI ``WrapperModel``). Every decision is the core
-``ReplayCursor``'s (``replaykit.core.cursor``), exactly as in the openai, Hermes and LangGraph engines:
+``ReplayCursor``'s (``replaykit.core.replay.cursor``), exactly as in the openai, Hermes and LangGraph engines:
 
 - each model request is converted to IR messages and handed to ``cursor.llm``: ``serve`` returns the
   recorded response (a fresh ``ModelResponse`` with its recorded usage), ``synthetic`` the cursor's
   end-of-turn answer, ``live`` (the cut, or a desync: the request's core fingerprint differs from the
   record's) calls the live model and reports it with ``cursor.live_llm``. The cursor records the
   served / synthetic steps and the ``desync`` / ``synthetic`` events;
-- each tool call climbs the core live-tool ladder (``replaykit.core.live_tools``): served from the
+- each tool call climbs the core live-tool ladder (``replaykit.core.replay.live_tools``): served from the
   record, the destructive-tool guard, the user's implementation (``--tools-module``), a recorded
   stand-in, else the one "not available" result;
-- a live request goes to the core live model (``replaykit.core.live_model``: Chat Completions at any
+- a live request goes to the core live model (``replaykit.core.replay.live_model``: Chat Completions at any
   OpenAI-compatible endpoint, streamed, with the core retry policy, stale-stream guard and length
   continuation), the same one the openai and LangGraph engines call; its IR response is handed back
   to the agent as a ``ModelResponse``. The core ``IterationBudget`` bounds the live calls of each turn
@@ -30,15 +30,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.cursor import Counters as CoreCounters
-from replaykit.core.cursor import LLMDecision, ReplayCursor
 from replaykit.core.errors import BadInput, ProviderError, ReplaykitError
-from replaykit.core.ir import Event, Provenance
-from replaykit.core.live_model import DROP_PARAMS, LiveModel
-from replaykit.core.live_tools import LiveTools, tool_implementations
-from replaykit.core.play import PlayOptions, PlayResult, PlaySession, start_play
-from replaykit.core.resilience import IterationBudget
-from replaykit.core.run import Run
+from replaykit.core.replay.cursor import Counters as CoreCounters
+from replaykit.core.replay.cursor import LLMDecision, ReplayCursor
+from replaykit.core.replay.live_model import DROP_PARAMS, LiveModel
+from replaykit.core.replay.live_tools import LiveTools, tool_implementations
+from replaykit.core.replay.play import PlayOptions, PlayResult, PlaySession, start_play
+from replaykit.core.replay.resilience import IterationBudget
+from replaykit.core.trace.ir import Event, Provenance
+from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai import compat
 from replaykit.engines.pydantic_ai.messages import (
     Residue,
@@ -171,7 +171,7 @@ class Driver:
         if index < len(self.plan.calls):
             response = self.plan.calls[index].event.response
         else:
-            from replaykit.core.ir import LLMResponse, Message, TextPart
+            from replaykit.core.trace.ir import LLMResponse, Message, TextPart
 
             answer = self.plan.run.final_answer or "[replaykit] end of the recorded run"
             response = LLMResponse(message=Message(role="assistant", parts=[TextPart(text=answer)]),
@@ -214,7 +214,7 @@ class Driver:
     # ------------------------------------------------------------------------------------ tools
 
     async def call_tool(self, name: str, call_id: str | None, arguments: dict[str, Any]) -> str:
-        """Every tool call climbs the core live-tool ladder (``replaykit.core.live_tools``)."""
+        """Every tool call climbs the core live-tool ladder (``replaykit.core.replay.live_tools``)."""
         answer = await self.tools.aanswer(call_id or "", name, arguments)
         if answer.rung == "stand_in":
             self.extra.tools_served += 1
@@ -356,7 +356,7 @@ def play_options(options: Any) -> PlayOptions:
         return options
     if not isinstance(options, dict):
         raise BadInput("play options must be PlayOptions or a mapping")
-    from replaykit.core.store import RunStore
+    from replaykit.core.trace.store import RunStore
 
     if not options.get("base_url") or not options.get("model"):
         raise BadInput("play --engine pydantic-ai needs --base-url URL and --model NAME")

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core import jsonsafe
-from replaykit.core.canonical import dumps_compact
-from replaykit.core.ir import (
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.canonical import dumps_compact
+from replaykit.core.trace.ir import (
     LLMResponse,
     MediaPart,
     Message,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.ir import LLMCallEvent, Message, ToolCallEvent, ToolSpec
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import LLMCallEvent, Message, ToolCallEvent, ToolSpec
+from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai.messages import PydanticHistory, response_to_pydantic_ai, to_pydantic_ai
 
 

@@ -2,7 +2,7 @@
 
 Each tool is one ``Tool.from_schema(..., takes_ctx=True)`` whose function hands the call to a
 ``ToolBroker`` with ``ctx.tool_call_id``: the broker serves the recorded result by call id (the served
-prefix), or, in the live part, climbs the core live-tool ladder (``replaykit.core.live_tools``).
+prefix), or, in the live part, climbs the core live-tool ladder (``replaykit.core.replay.live_tools``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from replaykit.core.ir import ToolSpec
+from replaykit.core.trace.ir import ToolSpec
 from replaykit.engines.pydantic_ai import compat
 
 

@@ -3,7 +3,7 @@
 The generator (``replaykit.exporters.python_script``) writes, in this order: a shebang and a header
 docstring, ``from __future__ import annotations``, then this file from the ``script body`` marker on,
 with ``@@METADATA@@`` replaced by named metadata constants, ``@@ENGINE@@`` by the source of
-``replaykit.core.replay_doc`` (the same pure function ``replaykit replay --json`` uses, so both print
+``replaykit.core.replay.replay_doc`` (the same pure function ``replaykit replay --json`` uses, so both print
 the same document), and ``@@TRACE@@`` by the recorded run as ONE JSON document in a string literal.
 Blocks between ``<template-only>`` markers exist only so this file type-checks and can be imported
 by tests; the generator drops them.
@@ -24,16 +24,16 @@ import time
 from typing import Any
 
 # <template-only>
-from replaykit.core.replay_doc import RangeError, build_replay_document, step_summary
-from replaykit.core.serve import resolve_delta_chain
-from replaykit.core.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
+from replaykit.core.replay.replay_doc import RangeError, build_replay_document, step_summary
+from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
+from replaykit.core.trace.deltas import resolve_delta_chain
 
 RUN_ID: str | None = None
 # </template-only>
 
 # ================================================================================= the replay engine
-# replaykit.core.canonical, serve and replay_doc, verbatim: the request fingerprint, the serve decision
-# and delta resolver, and the pure function behind `replaykit replay --json`.
+# replaykit.core.trace.canonical and deltas, replaykit.core.replay.serve and replay_doc, verbatim: the request
+# fingerprint, the delta resolver, the serve decision and the pure function behind `replaykit replay --json`.
 # build_replay_document() walks the events in recorded order and serves every step from the record.
 # @@ENGINE@@
 
@@ -48,7 +48,7 @@ SCRIPT_FORMAT_VERSION = 1
 # tools. Add your own here; destructive ones still need --allow-destructive.
 RUNNABLE_TOOLS: dict[str, Any] = {}
 # Tool names treated as destructive (writes, deletes, shell, messages, payments): replaykit's
-# conservative name rule (replaykit.core.tool_gate).
+# conservative name rule (replaykit.core.replay.tool_gate).
 DESTRUCTIVE_NAME = (r"(write|delete|remove|rm|move|rename|patch|edit|create|exec|shell|terminal|command|run|send|"
                     r"post|email|message|pay|purchase|transfer|deploy|push|commit|install|kill|drop|update|upload)")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 
 
 def runs_in(store: Path) -> list[Run]:

@@ -9,8 +9,8 @@ import stat
 
 import pytest
 
-from replaykit.core.ir import ErrorEvent, SubagentEvent
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import ErrorEvent, SubagentEvent
+from replaykit.core.trace.run import Run
 from replaykit.testing.hermes_harness import HermesSandbox
 from replaykit.testing.scripted_server import (
     ScriptedServer,

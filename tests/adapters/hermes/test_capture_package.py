@@ -15,9 +15,9 @@ from replaykit.adapters.hermes.capture import HermesCapture, PendingCall, wire_d
 from replaykit.adapters.hermes.capture import tools as capture_tools
 from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
-from replaykit.core.ir import MessageRef
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import MessageRef
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 import long_session

@@ -22,10 +22,10 @@ from replaykit.adapters.hermes.capture import HermesCapture
 from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
 from replaykit.adapters.hermes.response import response_to_ir
-from replaykit.core.codecs import openai_chat
-from replaykit.core.ir import EVENT_ADAPTER, LLMResponse
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.trace.ir import EVENT_ADAPTER, LLMResponse
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "hermes"
 

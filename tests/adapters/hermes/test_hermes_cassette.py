@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replaykit.core.run import Run
+from replaykit.core.trace.run import Run
 from replaykit.testing.hermes_harness import HermesSandbox
 from replaykit.testing.scripted_server import ScriptedServer, hermes_default_policy
 

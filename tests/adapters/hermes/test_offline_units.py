@@ -16,12 +16,13 @@ import pytest
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.capture import HermesCapture, safe_base_url
 from replaykit.adapters.hermes.command import handle_command
+from replaykit.adapters.hermes.home import resolve_store_root
 from replaykit.adapters.hermes.install import install_plugin
-from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution, resolve_store_root
+from replaykit.adapters.hermes.plugin import make_llm_execution, make_tool_execution
 from replaykit.adapters.hermes.reconstruct import attempt_bodies
-from replaykit.core import codecs
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace import codecs
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "hermes"
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json
-from replaykit.core.codecs import anthropic, openai_responses
 from replaykit.core.errors import CodecError
-from replaykit.core.ir import ReasoningPart, ToolResultPart
+from replaykit.core.trace import codecs
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.codecs import anthropic, openai_responses
+from replaykit.core.trace.ir import ReasoningPart, ToolResultPart
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replaykit.core import codecs
-from replaykit.core.canonical import canonical_json
-from replaykit.core.codecs import openai_chat
 from replaykit.core.errors import CodecError
-from replaykit.core.ir import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from replaykit.core.trace import codecs
+from replaykit.core.trace.canonical import canonical_json
+from replaykit.core.trace.codecs import openai_chat
+from replaykit.core.trace.ir import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "providers"
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_pii_run import build_support_run
 
 ROOT = Path(__file__).resolve().parents[3]

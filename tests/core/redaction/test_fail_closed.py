@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from replaykit.core.redaction import Redactor
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.json_strings import SLOTS, lone_surrogate, strings_run
 
 ROOT = Path(__file__).resolve().parents[3]

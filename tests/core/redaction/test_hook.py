@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from replaykit.core.ir import Message, RunHeader, TextPart
-from replaykit.core.recorder import Recorder
 from replaykit.core.redaction import RedactingWriter, make_event_redactor
-from replaykit.core.store import RunStore, utc_now_iso
+from replaykit.core.trace.ir import Message, RunHeader, TextPart
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore, utc_now_iso
 from replaykit.testing.sample_pii_run import build_support_run
 
 
@@ -41,7 +41,7 @@ def test_maybe_redacting_follows_the_environment(tmp_path) -> None:
 
     from replaykit.core.errors import BadInput
     from replaykit.core.redaction import maybe_redacting
-    from replaykit.core.store import RunWriter
+    from replaykit.core.trace.store import RunWriter
 
     header = RunHeader(run_id="env-1", created_at=utc_now_iso())
     plain = RunWriter(tmp_path / "a.jsonl", header)

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from replaykit.core.canonical import fingerprint
-from replaykit.core.ir import LLMCallEvent, ToolCallEvent
 from replaykit.core.redaction import redact_run, redact_trace_file
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.canonical import fingerprint
+from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_pii_run import CUSTOMER, build_support_run
 
 SECRETS_AND_PII = ["John Smith", "john.smith@example.com", "+44 20 7946 0958", "4111 1111 1111 1111",

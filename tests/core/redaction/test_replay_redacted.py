@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from replaykit.core.cursor import ReplayCursor
-from replaykit.core.diff import diff_runs
-from replaykit.core.ir import LLMCallEvent, ToolCallEvent
+from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.redaction import redact_run, redact_trace_file
-from replaykit.core.replay import replay_path
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.replay import replay_path
+from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_pii_run import build_support_run
 
 HERMES = Path(__file__).resolve().parents[2] / "fixtures" / "hermes"

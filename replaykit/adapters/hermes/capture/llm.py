@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from replaykit.adapters.hermes import fastpath, wire
-from replaykit.adapters.hermes.capture.sessions import SessionCapture, SessionRun, safe_base_url
+from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions, safe_base_url
 from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Check, Prepared, elements
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
-from replaykit.core import jsonsafe
-from replaykit.core.ir import ErrorEvent, ToolSpec
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import ErrorEvent, ToolSpec
 
 _EMPTY: dict[str, dict[str, Any]] = {"openai-chat": {"messages": []}, "openai-responses": {"input": []},
                                      "anthropic-messages": {"messages": []}}
@@ -47,7 +47,10 @@ class FailedAttempt:
     duration: float
 
 
-class LLMCapture(SessionCapture):
+class LLMCapture:
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
+
     def llm_before(self, kw: Mapping[str, Any]) -> LLMAttempt | None:
         """Capture the request at once (Hermes's live object; never mutated)."""
         request = kw.get("request")
@@ -55,9 +58,9 @@ class LLMCapture(SessionCapture):
         if not session_id or not (type(request) is dict or isinstance(request, Mapping)):  # (ABC check: slow)
             return None
         api = wire.API_OF_MODE.get(str(kw.get("api_mode") or "chat_completions"), CHAT)
-        state = self.session(session_id, model=kw.get("model"), platform=kw.get("platform"))
+        state = self.sessions.session(session_id, model=kw.get("model"), platform=kw.get("platform"))
         with state.lock:
-            self._flush(state)
+            self.sessions.flush(state)
             model, raw_tools, params, sdk = wire.split_request(api, request)
             pre = state.requests.prepare(api, elements(api, request))
             tools = self._tools(state, api, raw_tools)
@@ -99,12 +102,12 @@ class LLMCapture(SessionCapture):
         session_id = kw.get("session_id")
         if not session_id:
             return
-        state = self.session(session_id)
+        state = self.sessions.session(session_id)
         with state.lock:
             failed = state.pending_errors.pop(kw.get("api_request_id") or "", None)
-            self._emit_error(state, failed, kw)
+            self.emit_error(state, failed, kw)
 
-    def _emit_error(self, state: SessionRun, attempt: FailedAttempt | None, kw: Mapping[str, Any] | None) -> None:
+    def emit_error(self, state: SessionRun, attempt: FailedAttempt | None, kw: Mapping[str, Any] | None) -> None:
         kw = kw or {}
         error: Mapping[str, Any] = kw["error"] if isinstance(kw.get("error"), Mapping) else {}
         rid = (attempt.attempt.kw.get("api_request_id") if attempt else None) or kw.get("api_request_id") or ""
@@ -115,7 +118,7 @@ class LLMCapture(SessionCapture):
         message = str(error.get("message") or (attempt.exc_message if attempt else None) or "LLM request failed")
         if attempt is None:
             state.recorder.llm_error(None, message=message, error_type=error.get("type"), status_code=status,
-                                     retryable=kw.get("retryable"), attempt=number, corr=self._corr(kw),
+                                     retryable=kw.get("retryable"), attempt=number, corr=self.sessions.corr(kw),
                                      provider_details=details or None)
             return
         fields: dict[str, Any] = {"where": "llm", "error_type": error.get("type") or attempt.exc_type,
@@ -150,14 +153,14 @@ class LLMCapture(SessionCapture):
         event_id = recorder.emit_dict(body)
         previous = chain.commit(cap.pre, event_id)
         if cap.pre.verify_upto > 1:  # the middle of the list was not compared on this thread
-            self.verifier.submit(Check(recorder, event_id, base, previous, cap.pre.raw, cap.pre.verify_upto, t, corr))
+            self.sessions.verifier.submit(Check(recorder, event_id, base, previous, cap.pre.raw, cap.pre.verify_upto, t, corr))
         return event_id
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:
         if not isinstance(raw_tools, list) or not raw_tools:
             return None
         if raw_tools is not state.raw_tools and raw_tools != state.raw_tools:
-            from replaykit.core import codecs
+            from replaykit.core.trace import codecs
 
             state.raw_tools = raw_tools
             state.ir_tools = list(codecs.decode_request(api, {"tools": raw_tools, **_EMPTY[api]}).tools or [])
@@ -166,11 +169,11 @@ class LLMCapture(SessionCapture):
     def _session_meta(self, state: SessionRun, kw: Mapping[str, Any], tools: list[ToolSpec] | None) -> None:
         state.meta_done = True
         data: dict[str, Any] = {
-            "hermes_version": self.hermes_version, "model": kw.get("model"), "provider": kw.get("provider"),
+            "hermes_version": self.sessions.hermes_version, "model": kw.get("model"), "provider": kw.get("provider"),
             "base_url": safe_base_url(kw.get("base_url")), "api_mode": kw.get("api_mode"),
             "platform": kw.get("platform"), "toolsets": _toolsets_of([t.name for t in tools or ()]),
         }
-        state.recorder.meta({k: v for k, v in data.items() if v is not None}, corr=self._corr(kw))
+        state.recorder.meta({k: v for k, v in data.items() if v is not None}, corr=self.sessions.corr(kw))
 
 
 def _wire_params(cap: LLMAttempt, exc: BaseException) -> dict[str, Any]:

@@ -14,22 +14,20 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from replaykit import __version__ as replaykit_version
 from replaykit.adapters.hermes import fastpath
+from replaykit.adapters.hermes.capture.pending import PendingCall
 from replaykit.adapters.hermes.capture.wire_deltas import RequestChain, Verifier
 from replaykit.adapters.hermes.syncer import BackgroundSyncer
-from replaykit.core.ir import Correlation, Lineage, RunHeader, Source, ToolSpec
-from replaykit.core.recorder import Recorder
-from replaykit.core.store import RunStore, RunWriter, iter_trace, utc_now_iso
-
-if TYPE_CHECKING:
-    from replaykit.adapters.hermes.capture.llm import FailedAttempt
-    from replaykit.adapters.hermes.capture.tools import PendingCall
+from replaykit.core.trace.ir import Correlation, Lineage, RunHeader, Source, ToolSpec
+from replaykit.core.trace.reader import iter_trace
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.store import RunStore, RunWriter, utc_now_iso
 
 ADAPTER = "replaykit.adapters.hermes"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -73,7 +71,7 @@ class SessionRun:
     pending_tools: dict[str, PendingCall] = field(default_factory=dict)  # ran, waiting for post_tool_call
     hook_info: dict[str, dict[str, Any]] = field(default_factory=dict)  # post_tool_call seen mid-execution
     emitted_calls: set[str] = field(default_factory=set)  # tool calls written this turn
-    pending_errors: dict[str, FailedAttempt] = field(default_factory=dict)
+    pending_errors: dict[str, Any] = field(default_factory=dict)  # api_request_id -> llm.FailedAttempt
     call_origin: dict[str, str] = field(default_factory=dict)  # tool_call_id -> llm_call event id (this turn)
     step_of: dict[str, int] = field(default_factory=dict)  # llm_call event id -> step index (this turn)
     steps: int = 0
@@ -91,18 +89,30 @@ class SessionRun:
         self.step_of.clear()
 
 
-class SessionCapture:
-    """Base of ``HermesCapture``: the sessions, turns and run ends. The LLM, tool and subagent parts live
-    in their own modules (llm.py, tools.py, subagents.py) as mixins of this class."""
+ErrorEmitter = Callable[["SessionRun", Any, "Mapping[str, Any] | None"], None]
+ToolEmitter = Callable[["SessionRun", str, Any, "Mapping[str, Any] | None"], None]
+
+
+def _unwired(*_args: Any) -> None:
+    raise RuntimeError("Sessions.emit_error / emit_tool are wired by HermesCapture")
+
+
+class Sessions:
+    """The sessions, turns and run ends: one run per Hermes session and its per-session state. The LLM,
+    tool and subagent captures (llm.py, tools.py, subagents.py) are each handed this object;
+    ``HermesCapture`` wires the two emitters a flush needs (``emit_error``: a failed attempt that never
+    got its ``api_request_error``; ``emit_tool``: a tool call that never got its completing hook)."""
 
     def __init__(self, store: RunStore, *, hermes_version: str | None = None) -> None:
+        self.emit_error: ErrorEmitter = _unwired
+        self.emit_tool: ToolEmitter = _unwired
         self.store = store
         self.hermes_version = hermes_version
-        self._sessions: dict[str, SessionRun] = {}
-        self._links: dict[str, Lineage] = {}
-        self._lock = threading.Lock()
-        self._active_tools: set[tuple[str, str]] = set()
-        self._local = threading.local()
+        self.runs: dict[str, SessionRun] = {}
+        self.links: dict[str, Lineage] = {}
+        self.lock = threading.Lock()
+        self.active_tools: set[tuple[str, str]] = set()
+        self.local = threading.local()
         self.syncer = BackgroundSyncer()
         self.verifier = Verifier()
         atexit.register(self.close_all)
@@ -110,14 +120,14 @@ class SessionCapture:
     # ------------------------------------------------------------------ sessions
 
     def session(self, session_id: str, **info: Any) -> SessionRun:
-        state = self._sessions.get(session_id)
+        state = self.runs.get(session_id)
         if state is not None and not state.closed:
             return state
-        with self._lock:
-            state = self._sessions.get(session_id)
+        with self.lock:
+            state = self.runs.get(session_id)
             if state is None or state.closed:
                 state = self._open(session_id, info)
-                self._sessions[session_id] = state
+                self.runs[session_id] = state
             return state
 
     def _open(self, session_id: str, info: Mapping[str, Any]) -> SessionRun:
@@ -129,7 +139,7 @@ class SessionCapture:
             source=Source(framework="hermes", framework_version=self.hermes_version, adapter=ADAPTER,
                           replaykit_version=replaykit_version),
             model=info.get("model") or None, platform=info.get("platform") or None, session_id=session_id,
-            lineage=self._links.get(session_id), title=None,
+            lineage=self.links.get(session_id), title=None,
         )
         start_seq, t0 = 0, None
         if path.exists():
@@ -144,17 +154,17 @@ class SessionCapture:
 
     def close_all(self) -> None:
         self.verifier.wait()
-        with self._lock:
-            states = list(self._sessions.values())
+        with self.lock:
+            states = list(self.runs.values())
         for state in states:
             with state.lock:
                 if not state.closed:
-                    self._flush(state)
+                    self.flush(state)
                     state.recorder.close()
                     state.closed = True
 
     @staticmethod
-    def _corr(kw: Mapping[str, Any], tool_call_id: str | None = None) -> Correlation:
+    def corr(kw: Mapping[str, Any], tool_call_id: str | None = None) -> Correlation:
         return Correlation(session_id=kw.get("session_id") or None, task_id=kw.get("task_id") or None,
                            turn_id=kw.get("turn_id") or None, api_request_id=kw.get("api_request_id") or None,
                            tool_call_id=tool_call_id)
@@ -196,7 +206,7 @@ class SessionCapture:
         status = "interrupted" if kw.get("interrupted") else ("completed" if kw.get("completed", True) else "failed")
         reason = kw.get("reason")
         with state.lock:
-            self._flush(state)
+            self.flush(state)
             body = fastpath.envelope("turn_end", state.recorder.now(), None, fastpath.corr(kw), None)
             if state.final_answer is not None:
                 body["final_answer"] = state.final_answer
@@ -210,41 +220,33 @@ class SessionCapture:
 
     def session_close(self, kw: Mapping[str, Any], status: str = "completed") -> None:
         session_id = kw.get("old_session_id") or kw.get("session_id")
-        if not session_id or session_id not in self._sessions:
+        if not session_id or session_id not in self.runs:
             return
-        state = self._sessions[session_id]
+        state = self.runs[session_id]
         self.verifier.wait()  # any request_fix lands before the run's end
         with state.lock:
             if state.closed:
                 return
-            self._flush(state)
+            self.flush(state)
             state.recorder.run_end(state.final_answer, status=status, reason=kw.get("reason"),  # type: ignore[arg-type]
-                                   corr=self._corr(kw))
+                                   corr=self.corr(kw))
             state.recorder.close()
             state.closed = True
 
-    def _flush(self, state: SessionRun) -> None:
+    def flush(self, state: SessionRun) -> None:
         """Emit what never got its completing hook (call under ``state.lock``)."""
         if not (state.pending_errors or state.pending_tools or state.hook_info):
             return  # the usual case, checked before every LLM call
         for attempt in list(state.pending_errors.values()):
-            self._emit_error(state, attempt, None)
+            self.emit_error(state, attempt, None)
         state.pending_errors.clear()
         for call_id, pending in list(state.pending_tools.items()):
-            self._emit_tool(state, call_id, pending, None)
+            self.emit_tool(state, call_id, pending, None)
         state.pending_tools.clear()
         for call_id, hook in list(state.hook_info.items()):
             if call_id not in state.emitted_calls:
-                self._emit_tool(state, call_id, None, hook)
+                self.emit_tool(state, call_id, None, hook)
         state.hook_info.clear()
-
-    # Implemented by the llm and tools mixins.
-    def _emit_error(self, state: SessionRun, attempt: FailedAttempt | None, kw: Mapping[str, Any] | None) -> None:
-        raise NotImplementedError
-
-    def _emit_tool(self, state: SessionRun, call_id: str, pending: PendingCall | None,
-                   hook: Mapping[str, Any] | None) -> None:
-        raise NotImplementedError
 
 
 def _tail_state(path: Path) -> tuple[int, float]:

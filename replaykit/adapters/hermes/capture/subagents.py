@@ -7,18 +7,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from replaykit.adapters.hermes.capture.sessions import SessionCapture, run_id_for_session
-from replaykit.core import jsonsafe
-from replaykit.core.ir import Correlation, Lineage
+from replaykit.adapters.hermes.capture.sessions import Sessions, run_id_for_session
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Correlation, Lineage
 
 
-class SubagentCapture(SessionCapture):
+class SubagentCapture:
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
+
     def subagent_start(self, kw: Mapping[str, Any]) -> None:
         parent_sid, child_sid = kw.get("parent_session_id"), kw.get("child_session_id")
         if not parent_sid or not child_sid:
             return
-        parent = self.session(parent_sid)
-        call_id = getattr(self._local, "tool_call_id", None)
+        parent = self.sessions.session(parent_sid)
+        call_id = getattr(self.sessions.local, "tool_call_id", None)
         with parent.lock:
             origin = parent.call_origin.get(call_id) if call_id else None
             event = parent.recorder.subagent(
@@ -32,16 +35,16 @@ class SubagentCapture(SessionCapture):
                                                          "parent_turn_id": kw.get("parent_turn_id"),
                                                          "child_subagent_id": kw.get("child_subagent_id"),
                                                          "launching_llm_call": origin}.items() if v is not None})
-        with self._lock:
-            self._links[child_sid] = lineage
-            child = self._sessions.get(child_sid)
+        with self.sessions.lock:
+            self.sessions.links[child_sid] = lineage
+            child = self.sessions.runs.get(child_sid)
         if child is not None:  # the child started before we heard of it: link it from inside
             child.recorder.meta({"lineage": jsonsafe.model_data(lineage, exclude_none=True)})
 
     def subagent_stop(self, kw: Mapping[str, Any]) -> None:
         parent_sid, child_sid = kw.get("parent_session_id"), kw.get("child_session_id")
         if parent_sid:
-            parent = self.session(parent_sid)
+            parent = self.sessions.session(parent_sid)
             with parent.lock:
                 parent.recorder.subagent(
                     "stop", child_run_id=run_id_for_session(child_sid) if child_sid else None,
@@ -49,8 +52,8 @@ class SubagentCapture(SessionCapture):
                     summary=kw.get("child_summary"),
                     duration=kw["duration_ms"] / 1000.0 if isinstance(kw.get("duration_ms"), (int, float)) else None,
                     corr=Correlation(session_id=parent_sid, turn_id=kw.get("parent_turn_id")))
-                self.syncer.request(parent.recorder.writer.path)  # type: ignore[union-attr]
+                self.sessions.syncer.request(parent.recorder.writer.path)  # type: ignore[union-attr]
         if child_sid:
             status = str(kw.get("child_status") or "completed")
-            self.session_close({"session_id": child_sid, "reason": "subagent_stop"},
+            self.sessions.session_close({"session_id": child_sid, "reason": "subagent_stop"},
                                status=status if status in ("completed", "interrupted", "failed") else "failed")

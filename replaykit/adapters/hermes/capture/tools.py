@@ -13,45 +13,27 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from replaykit.adapters.hermes import fastpath
-from replaykit.adapters.hermes.capture.sessions import SessionCapture, SessionRun
+from replaykit.adapters.hermes.capture.pending import PendingCall
+from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions
 from replaykit.adapters.hermes.guarded import log_once
-from replaykit.core import jsonsafe
+from replaykit.core.trace import jsonsafe
 
 
-@dataclass(slots=True)
-class PendingCall:
-    """One tool execution between ``tool_enter`` and the event that records it."""
+class ToolCapture:
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
 
-    key: tuple[str, str]  # (session_id, tool_call_id): the de-duplication key of nested entries
-    call_id: str
-    name: Any
-    args: Any
-    original_args: Any
-    kw: Mapping[str, Any]
-    t0: float  # perf_counter at entry (duration)
-    t: float | None = None  # the run's time offset at entry (None if it could not be taken)
-    result: Any = None
-    exc: BaseException | None = None
-    duration: float | None = None
-
-    @property
-    def session_id(self) -> str:
-        return self.key[0]
-
-
-class ToolCapture(SessionCapture):
     def tool_enter(self, kw: Mapping[str, Any]) -> PendingCall | None:
         """The pending call when this is the outermost entry for it (None for a nested re-entry)."""
         call_id = str(kw.get("tool_call_id") or f"{kw.get('tool_name')}@{threading.get_ident()}")
         key = (str(kw.get("session_id") or ""), call_id)
-        with self._lock:
-            if key in self._active_tools:
+        with self.sessions.lock:
+            if key in self.sessions.active_tools:
                 return None
-            self._active_tools.add(key)
+            self.sessions.active_tools.add(key)
         pending = PendingCall(key, call_id, kw.get("tool_name"), kw.get("args"), kw.get("original_args"), kw,
                               time.perf_counter())
         # From here on the call is ours: a failing step must not lose it.
@@ -61,21 +43,21 @@ class ToolCapture(SessionCapture):
 
     def _stamp(self, pending: PendingCall) -> None:
         if pending.session_id:
-            pending.t = self.session(pending.session_id).recorder.now()
+            pending.t = self.sessions.session(pending.session_id).recorder.now()
 
     def _mark_current(self, pending: PendingCall) -> None:
-        self._local.tool_call_id = pending.call_id  # subagent_start links the child to this call
+        self.sessions.local.tool_call_id = pending.call_id  # subagent_start links the child to this call
 
     def tool_exit(self, pending: PendingCall, result: Any, exc: BaseException | None) -> None:
         pending.duration = round(time.perf_counter() - pending.t0, 6)
         pending.result, pending.exc = result, exc
         try:
-            with self._lock:
-                self._active_tools.discard(pending.key)
-            self._local.tool_call_id = None
+            with self.sessions.lock:
+                self.sessions.active_tools.discard(pending.key)
+            self.sessions.local.tool_call_id = None
         finally:
             if pending.session_id:
-                state = self.session(pending.session_id)
+                state = self.sessions.session(pending.session_id)
                 try:
                     self._complete(state, pending)
                 except Exception as error:
@@ -83,13 +65,13 @@ class ToolCapture(SessionCapture):
                     with state.lock:
                         if pending.call_id not in state.emitted_calls:
                             state.pending_tools.pop(pending.call_id, None)
-                            self._emit_tool(state, pending.call_id, pending, state.hook_info.pop(pending.call_id, None))
+                            self.emit_tool(state, pending.call_id, pending, state.hook_info.pop(pending.call_id, None))
 
     def _complete(self, state: SessionRun, pending: PendingCall) -> None:
         with state.lock:
             hook = state.hook_info.pop(pending.call_id, None)
             if hook is not None:  # thread-pool path: the inner layer's post_tool_call came first
-                self._emit_tool(state, pending.call_id, pending, hook)
+                self.emit_tool(state, pending.call_id, pending, hook)
             else:  # sequential path: post_tool_call follows and completes it
                 self._stash(state, pending)
 
@@ -101,18 +83,18 @@ class ToolCapture(SessionCapture):
         session_id = kw.get("session_id")
         if not session_id:
             return
-        state = self.session(session_id)
+        state = self.sessions.session(session_id)
         call_id = str(kw.get("tool_call_id") or f"{kw.get('tool_name')}@{threading.get_ident()}")
         with state.lock:
             if call_id in state.emitted_calls:
                 return  # the outer layer of a nested chain reports the same call again
             pending = state.pending_tools.pop(call_id, None)
-            if pending is None and (session_id, call_id) in self._active_tools:
+            if pending is None and (session_id, call_id) in self.sessions.active_tools:
                 state.hook_info[call_id] = dict(kw)  # tool_exit of the outermost layer will emit
                 return
-            self._emit_tool(state, call_id, pending, kw)
+            self.emit_tool(state, call_id, pending, kw)
 
-    def _emit_tool(self, state: SessionRun, call_id: str, pending: PendingCall | None,
+    def emit_tool(self, state: SessionRun, call_id: str, pending: PendingCall | None,
                    hook: Mapping[str, Any] | None) -> None:
         state.emitted_calls.add(call_id)
         hook = hook or {}
@@ -183,7 +165,7 @@ def _jsonable(value: Any) -> Any:
 def _result_text(result: Any) -> tuple[str | None, Any]:
     if result is None or isinstance(result, str):
         return result, None
-    from replaykit.core.ir import OpaquePart
+    from replaykit.core.trace.ir import OpaquePart
 
     # Multimodal tool output ({"_multimodal": True, "content": [...]}) keeps its blocks.
     text = ""

@@ -11,7 +11,7 @@ that list with the previous request's on every call is O(conversation) per call,
   its new tail is decoded; if any differs, the old full comparison runs right there (rare: exact).
 - The middle of the list, which Hermes never rewrites without also changing one of the above, is
   verified off Hermes's thread by ``Verifier`` (a daemon thread). Should it ever differ, the verifier
-  appends a ``request_fix`` event restating that request's delta exactly (``replaykit.core.run`` applies
+  appends a ``request_fix`` event restating that request's delta exactly (``replaykit.core.trace.run`` applies
   it when the run is loaded), so the trace still rebuilds every request byte-equal.
 
 Only Chat Completions (one wire message = one IR message) takes the O(1) path; the Responses and
@@ -31,9 +31,9 @@ from typing import Any
 
 from replaykit.adapters.hermes import fastpath
 from replaykit.adapters.hermes.guarded import log_once
-from replaykit.core import jsonsafe
-from replaykit.core.ir import Message
-from replaykit.core.run import REQUEST_FIX_NAME, REQUEST_FIX_SOURCE
+from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.ir import Message
+from replaykit.core.trace.run import REQUEST_FIX_NAME, REQUEST_FIX_SOURCE
 
 CHAT = "openai-chat"
 WINDOW = 4  # trailing messages of the previous request checked on Hermes's thread
@@ -63,10 +63,10 @@ def _convert(api: str, element: Any) -> list[Message]:
     """One raw element -> IR messages through the shared provider codecs (so every engine re-encodes a
     recorded request the same way)."""
     if api == CHAT:
-        from replaykit.core.codecs import openai_chat
+        from replaykit.core.trace.codecs import openai_chat
 
         return [openai_chat.decode_message(element)]
-    from replaykit.core import codecs
+    from replaykit.core.trace import codecs
 
     if isinstance(element, tuple):
         kind, value = element
@@ -77,10 +77,10 @@ def _convert(api: str, element: Any) -> list[Message]:
             body.setdefault("messages", [])
         return list(codecs.decode_request(api, body).messages)
     if api == "openai-responses":
-        from replaykit.core.codecs import openai_responses
+        from replaykit.core.trace.codecs import openai_responses
 
         return list(openai_responses.decode_items([element]))
-    from replaykit.core.codecs import anthropic
+    from replaykit.core.trace.codecs import anthropic
 
     return [anthropic.decode_message(element, "message")]
 

@@ -1,0 +1,305 @@
+"""What ``replaykit inspect RUN [--json]`` shows, computed in one streaming pass over the trace's lines.
+
+The summary (status, steps, failing step, final answer, duration, model), the timeline rows
+(``core/analysis/timeline.py``) and the health score (``core/analysis/health.py``) are all counted one event at a time
+from the JSON of each line. Only the rows and the counters are kept: memory is O(rows printed), not
+O(trace); no event is validated into the pydantic IR and no request message list is resolved (the
+timeline shows none), so this module imports only the standard library.
+
+The same pass runs over a loaded ``Run`` (``inspect_run``: ``--graph``, and the fallback below), so
+there is one definition of the output whichever way the events come.
+
+The line discipline (torn last line reported and skipped, errors about the file) is the validating
+reader's (``core/trace/store_index.py``). The fast reader checks the structure of what it reads (known event
+kinds, no unknown fields, the fields it shows); whatever it cannot vouch for (a line that is not JSON,
+an unknown field, a broken delta reference, a ``request_fix``) raises ``NeedsFullReader`` and the caller
+reads the run through ``Run.load``, which words the error exactly as every other command does (or
+accepts what the fast reader could not judge). Deeper validation of every field is ``replaykit
+validate``'s job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from importlib.util import find_spec
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from replaykit.core.analysis import cost
+from replaykit.core.analysis.endpoint import local_host
+from replaykit.core.analysis.health import Health, HealthTally
+from replaykit.core.analysis.timeline import Timeline, event_data
+from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.trace.store_index import (
+    SCHEMA_VERSION,
+    ReadReport,
+    SameFiller,
+    event_lines,
+    open_trace,
+    read_raw_header,
+)
+
+if TYPE_CHECKING:
+    from replaykit.core.trace.run import Run
+
+
+class NeedsFullReader(Exception):
+    """The fast reader met something only the validating reader can judge (it words the error)."""
+
+
+_COMMON = frozenset({"kind", "seq", "id", "t", "duration", "provenance", "corr", "provider_details"})
+#: The fields of each event kind (``core/trace/ir.py``; tests/core/test_inspect_view.py keeps them equal).
+EVENT_FIELDS: dict[str, frozenset[str]] = {kind: _COMMON | set(extra) for kind, extra in {
+    "tools": ("hash", "tools"),
+    "turn_start": ("message", "turn"),
+    "llm_call": ("attempt", "request", "response"),
+    "tool_call": ("arguments", "call_id", "error", "llm_call_id", "name", "raw_arguments", "result",
+                  "result_blocks", "status"),
+    "error": ("attempt", "error_type", "message", "request", "retryable", "status_code", "where"),
+    "subagent": ("child_run_id", "child_session_id", "goal", "launched_by", "phase", "role", "status", "summary"),
+    "desync": ("actual", "expected", "reason", "step"),
+    "synthetic": ("reason", "step"),
+    "turn_end": ("final_answer", "reason", "status"),
+    "meta": ("data",),
+    "opaque": ("data", "name", "source"),
+    "run_end": ("final_answer", "reason", "status"),
+}.items()}
+HEADER_FIELDS = frozenset({"api_mode", "base_url", "created_at", "kind", "lineage", "metadata", "model", "platform",
+                           "provider", "run_id", "schema_name", "schema_version", "session_id", "source", "tags",
+                           "title"})
+PROVENANCES = frozenset({"recorded", "served", "live", "edited", "synthetic", "desync", "reconstructed"})
+SOURCE_FIELDS = ("framework", "framework_version", "adapter", "replaykit_version")
+#: ``Lineage`` and ``Edit`` fields in their order (the order ``model_dump`` writes them in)
+LINEAGE_FIELDS = ("relation", "parent_run_id", "parent_step", "parent_event_id", "edit", "engine", "details")
+EDIT_FIELDS = ("target", "step", "value", "tool_call_id")
+_REQUEST_FIX = ("replaykit", "request_fix")  # core/trace/run.py REQUEST_FIX_SOURCE / REQUEST_FIX_NAME
+
+
+@dataclass
+class InspectView:
+    """The summary fields, the timeline rows and the health of one run."""
+
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    health: Health
+    report: ReadReport | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary, "timeline": self.rows, **self.extras, "health": self.health.to_json()}
+
+
+class _KnownCost:
+    """The run's known cost in USD as ``core.cost.run_cost(run).paid.value`` gives it, counted per LLM
+    step: None as soon as one billed step cannot be priced. genai-prices (and with it pydantic) is
+    imported only when a step really has a price to look up."""
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self.header = header
+        base_url = header.get("base_url")
+        self.local = bool(base_url and local_host(base_url))
+        self.priceable: bool | None = None  # genai-prices installed (looked up once, on the first billed step)
+        self.total: Decimal | None = Decimal(0)
+
+    def add(self, event: dict[str, Any]) -> None:
+        if self.total is None or event.get("provenance", "recorded") not in cost.BILLED_PROVENANCES:
+            return
+        response, request = event["response"], event["request"]
+        model = response.get("model") or request.get("model") or self.header.get("model")
+        usage = response.get("usage")
+        if self.priceable is None:
+            self.priceable = find_spec("genai_prices") is not None
+        if self.local or not model or not self.priceable or usage is None \
+                or all(usage.get(k) is None for k in ("input_tokens", "output_tokens", "total_tokens")):
+            self.total = None  # what ``price_usage`` answers for these, without importing genai-prices
+            return
+        header = self.header
+        price = cost.price_usage(model, usage, provider=header.get("provider"), base_url=header.get("base_url"),
+                                 api=request.get("api", "openai-chat"),
+                                 when=cost.call_time(header["created_at"], float(event.get("t", 0.0))))
+        self.total = None if price.total is None else self.total + price.total
+
+    @property
+    def value(self) -> float | None:
+        return None if self.total is None else float(self.total)
+
+
+def _lineage_json(lineage: dict[str, Any]) -> dict[str, Any]:
+    """A header's lineage as ``model_dump(exclude_none=True)`` writes it: field order, no None."""
+    out = {k: lineage[k] for k in LINEAGE_FIELDS if lineage.get(k) is not None}
+    if "edit" in out:
+        out["edit"] = {k: out["edit"][k] for k in EDIT_FIELDS if out["edit"].get(k) is not None}
+    return out
+
+
+class _Inspector:
+    """One pass: feed the header, then every event, then ``view()``."""
+
+    def __init__(self, header: dict[str, Any], *, include_bookkeeping: bool, raw: bool, with_cost: bool) -> None:
+        self.raw = raw  # lines straight from the file: check their structure and references
+        if raw:
+            _check_header(header)
+        self.header = header
+        self.timeline = Timeline(include_bookkeeping=include_bookkeeping)
+        self.health = HealthTally()
+        self.cost = _KnownCost(header) if with_cost else None
+        self.events = 0
+        self.end = 0.0
+        self.status = "incomplete"
+        self.final_answer: str | None = None
+        self.first_llm_model: tuple[str | None] | None = None
+        metadata = header.get("metadata") or {}
+        self.meta_model = metadata.get("model")
+        self.requests: set[str] = set()
+        self.tool_sets: set[str] = set()
+        self.tool_call_ids: set[str] = set()  # what a request message reference may name (schema 2)
+
+    def add(self, event: dict[str, Any]) -> None:
+        if self.raw:
+            self._check(event)
+        kind = event["kind"]
+        self.events += 1
+        self.end = max(self.end, float(event.get("t", 0.0)) + float(event.get("duration") or 0.0))
+        if kind == "llm_call":
+            response = event["response"]
+            if self.first_llm_model is None:
+                self.first_llm_model = (event["request"].get("model") or response.get("model"),)
+            message = response["message"]
+            calls = any(p.get("type") == "tool_call" for p in message.get("parts", ()))
+            self.final_answer = None if calls else "".join(
+                p.get("text", "") for p in message.get("parts", ()) if p.get("type") == "text")
+            if self.cost is not None:
+                self.cost.add(event)
+        elif kind in ("run_end", "turn_end"):
+            self.status = event.get("status", "completed")
+            if event.get("final_answer") is not None:
+                self.final_answer = event["final_answer"]
+        elif kind == "meta" and "model" in event["data"]:
+            self.meta_model = event["data"]["model"]
+        self.timeline.add(event)
+        self.health.add(event)
+
+    def _check(self, event: Any) -> None:
+        """What the validating reader would refuse and this pass would not notice by itself."""
+        if not isinstance(event, dict):
+            raise NeedsFullReader("event is not a JSON object")
+        fields = EVENT_FIELDS.get(event.get("kind"))  # type: ignore[arg-type]
+        seq, t = event.get("seq"), event.get("t", 0.0)
+        if fields is None or not event.keys() <= fields or not isinstance(event.get("id"), str) \
+                or type(seq) is not int or seq < 0 or isinstance(t, bool) or not isinstance(t, int | float) \
+                or event.get("provenance", "recorded") not in PROVENANCES:
+            raise NeedsFullReader("unexpected event structure")
+        kind = event["kind"]
+        if kind in ("llm_call", "error") and event.get("request") is not None:
+            context = event["request"].get("context") or {}
+            base, tools_ref = context.get("base"), event["request"].get("tools_ref")
+            if (base is not None and base not in self.requests) or (tools_ref is not None
+                                                                      and tools_ref not in self.tool_sets):
+                raise NeedsFullReader("a reference the validating reader words")
+            for item in context.get("append") or ():
+                if "ref" in item and item["ref"] not in self.tool_call_ids:
+                    raise NeedsFullReader("a message reference the validating reader words")
+            self.requests.add(event["id"])
+        elif kind == "tools":
+            self.tool_sets.add(event["hash"])
+        elif kind == "opaque" and (event.get("source"), event.get("name")) == _REQUEST_FIX:
+            raise NeedsFullReader("a request_fix rewrites an earlier request")
+        elif kind == "tool_call":
+            if not (isinstance(event.get("name"), str) and isinstance(event.get("call_id"), str)):
+                raise NeedsFullReader("unexpected tool call")
+            self.tool_call_ids.add(event["id"])
+
+    def view(self, report: ReadReport | None = None) -> InspectView:
+        header = self.header
+        model = header.get("model")
+        if not model:
+            if self.first_llm_model is not None:
+                model = self.first_llm_model[0]
+            else:
+                model = self.meta_model if isinstance(self.meta_model, str) else None
+        source = header.get("source") or {}
+        lineage = header.get("lineage")
+        summary = {
+            "run_id": header["run_id"],
+            "created_at": header["created_at"],
+            "source": {"framework": source.get("framework", "unknown"),
+                       **{k: source[k] for k in SOURCE_FIELDS[1:] if source.get(k) is not None}},
+            "model": model,
+            "provider": header.get("provider"),
+            "base_url": header.get("base_url"),
+            "api_mode": header.get("api_mode"),
+            "lineage": _lineage_json(lineage) if lineage else None,
+            "tags": list(header.get("tags", ())),
+            "status": self.status,
+            "steps": self.timeline.steps,
+            "events": self.events,
+            "failing_step": self.timeline.failing_step,
+            "final_answer": self.final_answer,
+            "duration": round(self.end, 6),
+        }
+        health = self.health.health(cost=None if self.cost is None else self.cost.value)
+        return InspectView(summary, self.timeline.rows, health, report)
+
+
+def _check_header(header: dict[str, Any]) -> None:
+    source, lineage, tags = header.get("source", {}), header.get("lineage"), header.get("tags", [])
+    if not header.keys() <= HEADER_FIELDS or not isinstance(header.get("run_id"), str) \
+            or not isinstance(header.get("created_at"), str) or not isinstance(source, dict) \
+            or not source.keys() <= set(SOURCE_FIELDS) or not isinstance(source.get("framework", ""), str) \
+            or not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags) \
+            or not isinstance(header.get("metadata", {}), dict) \
+            or not all(isinstance(header.get(k), str | None) for k in ("model", "provider", "base_url", "api_mode")):
+        raise NeedsFullReader("unexpected run header")
+    if lineage is not None:
+        edit = lineage.get("edit") if isinstance(lineage, dict) else None
+        if not isinstance(lineage, dict) or not lineage.keys() <= set(LINEAGE_FIELDS) \
+                or not isinstance(lineage.get("relation"), str) or not isinstance(lineage.get("parent_run_id"), str) \
+                or not isinstance(edit, dict | None) or (edit is not None and not edit.keys() <= set(EDIT_FIELDS)):
+            raise NeedsFullReader("unexpected lineage")
+
+
+def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
+    """Inspect a trace file in one streaming pass (raises ``NeedsFullReader``, see the module doc)."""
+    from replaykit.core.trace.migrate import migrate_event
+
+    report = ReadReport(path)
+    handle = open_trace(path)
+    # The pass keeps a growing list of acyclic rows; the cyclic GC would rescan it again and again
+    # (measured: it doubles the cost of parsing and of building rows). Nothing here makes cycles.
+    with cyclic_gc_paused():
+        try:
+            header = read_raw_header(handle, path)
+            version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
+            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
+            fill = SameFiller(raw=True)  # schema 2: what ``same`` correlations and requests leave out
+            for lineno, line, _is_last, complete in event_lines(handle, path):
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    if complete:  # a complete line that is not JSON: corruption, worded by the full reader
+                        raise NeedsFullReader("a line is not JSON") from None
+                    report.torn(lineno, line)
+                    break
+                if version != SCHEMA_VERSION and isinstance(event, dict):
+                    event = migrate_event(event, version)
+                try:
+                    fill(event)
+                    inspector.add(event)
+                except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                    raise NeedsFullReader(f"line {lineno}: {exc}") from exc
+        finally:
+            handle.close()
+    return inspector.view(report)
+
+
+def inspect_run(run: Run, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
+    """The same view of a loaded (validated) run."""
+    from replaykit.core.trace import jsonsafe
+
+    inspector = _Inspector(jsonsafe.model_data(run.header, exclude_none=True), include_bookkeeping=include_bookkeeping,
+                           raw=False, with_cost=with_cost)
+    for event in run.events:
+        inspector.add(event_data(event))
+    return inspector.view(run.report)

@@ -1,0 +1,334 @@
+"""The serve-then-live cursor: the one replay policy every engine uses (openai loop, Hermes middleware,
+PydanticAI model, LangGraph nodes).
+
+An engine asks the cursor before every LLM call (``cursor.llm``) and every tool call (``cursor.tool``):
+
+- before the cut (step index ``cut``) the answer is served from the record: the recorded response, or
+  the recorded tool result matched by ``tool_call_id`` (parallel calls in any arrival order);
+- from the cut on the decision is ``live``: the engine calls the provider / runs the tool, then reports
+  what happened with ``cursor.live_llm`` / ``cursor.live_tool``;
+- a request that does not match the record at a served position (``canonical.fingerprint``, volatile
+  fields ignored) is a *desync*: a ``desync`` event is appended and the engine fails open to live;
+- an LLM request after the record has ended (while still serving) gets a synthetic end-of-turn answer
+  and a ``synthetic`` event: never a hidden provider call.
+
+The decision itself is ``replaykit.core.replay.serve`` (stdlib-only, embedded verbatim in generated code);
+the cursor adds IR objects, recording and counters. It records every step into the new run (``recorder``), served ones with provenance
+``served``, and keeps the counters that go into results (``cursor.counters``). Thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from replaykit.core.replay import serve
+from replaykit.core.trace.ir import (
+    Edit,
+    LLMCallEvent,
+    LLMResponse,
+    Message,
+    Provenance,
+    TextPart,
+    ToolCallEvent,
+    ToolCallPart,
+    ToolSpec,
+    Usage,
+)
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+
+Action = Literal["serve", "live", "synthetic"]
+
+
+@dataclass
+class Counters:
+    """What a replay or play did. ``provider_calls`` counts HTTP attempts (retries included)."""
+
+    provider_calls: int = 0
+    tool_executions: int = 0
+    served_llm_steps: int = 0
+    served_tool_steps: int = 0
+    live_llm_steps: int = 0
+    live_tool_steps: int = 0
+    desyncs: int = 0
+    synthetic_steps: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LLMDecision:
+    """``serve`` / ``synthetic``: use ``response`` (already recorded). ``live``: call the provider, then
+    ``cursor.live_llm(...)``. ``step`` is the record's step index (None past the end of the record)."""
+
+    action: Action
+    step: int | None
+    response: LLMResponse | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ToolDecision:
+    """``serve``: use ``event`` (its ``result``/``status``/``error``; already recorded). ``live``: run
+    the tool (or stand in for it), then ``cursor.live_tool(...)``."""
+
+    action: Action
+    step: int | None
+    event: ToolCallEvent | None = None
+    reason: str = ""
+
+    @property
+    def result(self) -> str | None:
+        return self.event.result if self.event is not None else None
+
+
+def play_cut(run: Run) -> int:
+    """Where live execution starts when ``run`` is played: after a branch's edited step (at it for an
+    argument edit, which must run live), else at step 0 (the whole run against the new model)."""
+    lineage = run.header.lineage
+    if lineage is None or lineage.relation != "branch":
+        return 0
+    details = lineage.details or {}
+    live_from = details.get("live_from")
+    if isinstance(live_from, int) and live_from >= 0:
+        return min(live_from, len(run.steps))
+    return len(run.steps)
+
+
+class ReplayCursor:
+    """Serve ``record``'s steps before ``cut``; live from ``cut`` on. ``cut=None``: serve everything and
+    answer any request past the end of the record synthetically (a pure replay through an engine).
+
+    ``reference``: runs searched by ``recorded_tool`` for a matching tool call in the live part (the
+    original run a branch came from; defaults to ``record``). ``compare_tools``: also require the offered
+    tool declarations to match at served positions (engines whose tool descriptions differ from the
+    source framework's pass False).
+    """
+
+    def __init__(
+        self,
+        record: Run,
+        *,
+        cut: int | None = None,
+        recorder: Recorder | None = None,
+        reference: Sequence[Run] = (),
+        compare_tools: bool = False,
+        offline: bool = False,
+    ) -> None:
+        self.record = record
+        # offline (``play --offline``): nothing may go live; a desync ends the turn synthetically.
+        self.offline = offline
+        # cut=None: a pure replay; past the end of the record only synthetic answers are given.
+        self.serve_only = cut is None
+        self.cut = len(record.steps) if cut is None else max(0, cut)
+        self.recorder = recorder
+        self.reference: list[Run] = [record, *[r for r in reference if r is not record]]
+        self.compare_tools = compare_tools
+        self.counters = Counters()
+        self.edit: Edit | None = record.header.lineage.edit if record.header.lineage else None
+        self._lock = threading.RLock()
+        steps = ((s.index, None if isinstance(s.event, LLMCallEvent) else s.event.call_id, s.event)
+                 for s in record.steps)
+        self._state = serve.ServeState(serve.rounds_of(steps), len(record.steps), cut)
+        self._used_reference: set[str] = set()
+        self._t0 = time.monotonic()
+
+    # ------------------------------------------------------------------------------------- state
+
+    @property
+    def live(self) -> bool:
+        """True once the cursor has gone live (cut reached or desync)."""
+        return self._state.live
+
+    @property
+    def exhausted(self) -> bool:
+        """True when every recorded LLM step has been consumed (served or passed by going live)."""
+        return self._state.exhausted
+
+    def user_turns(self) -> list[Message]:
+        """The recording's user messages in order (``turn_start`` events), for engines that replay
+        later turns of a multi-turn run."""
+        # A branch holds only its prefix; the run it came from has every turn.
+        source = max(self.reference, key=lambda run: len(run.user_turns()))
+        return [event.message for event in source.user_turns()]
+
+    # --------------------------------------------------------------------------------------- LLM
+
+    def llm(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None,
+            **record_kw: Any) -> LLMDecision:
+        """Decide how to answer the next LLM request (see the module docstring). Served and synthetic
+        answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
+        with self._lock:
+            state = self._state
+            if state.live and self.offline:
+                return self._synthetic(messages, tools, record_kw)
+            actual = None if state.live or state.exhausted else serve.request_fingerprint(
+                messages, tools if self.compare_tools else None)
+            decision = state.llm(actual, self._expected_fingerprint)
+            if decision.action == "synthetic":
+                return self._synthetic(messages, tools, record_kw)
+            rnd = decision.round
+            if decision.action == "live":
+                if decision.reason == "desync" and rnd is not None:
+                    self._desync(rnd.llm_step, "LLM request does not match the record", decision.expected,
+                                 decision.actual)
+                    if self.offline:
+                        return self._synthetic(messages, tools, record_kw)
+                return LLMDecision("live", rnd.llm_step if rnd is not None else None, reason=decision.reason)
+            assert rnd is not None
+            response = _apply_args_edit(rnd.llm.response, self.edit)
+            self.counters.served_llm_steps += 1
+            if self.recorder is not None:
+                self.recorder.llm_call(
+                    messages, response, tools=tools,
+                    provenance=Provenance.EDITED if response is not rnd.llm.response else _served(rnd.llm),
+                    duration=0.0,
+                    **_llm_kw(rnd.llm, record_kw),
+                )
+            return LLMDecision("serve", rnd.llm_step, response=response)
+
+    def live_llm(self, messages: Sequence[Message], response: LLMResponse,
+                 tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:
+        """Record an LLM step the engine answered live (provenance ``live``)."""
+        with self._lock:
+            self.counters.live_llm_steps += 1
+            self._state.pending = None
+            if self.recorder is None:
+                return None
+            record_kw.setdefault("provenance", Provenance.LIVE)
+            return self.recorder.llm_call(messages, response, tools=tools, **record_kw)
+
+    def note_provider_call(self) -> None:
+        """Count one request sent to a provider (every attempt, retries included)."""
+        with self._lock:
+            self.counters.provider_calls += 1
+
+    # -------------------------------------------------------------------------------------- tools
+
+    def tool(self, call_id: str, name: str, arguments: Any = None) -> ToolDecision:
+        """Decide how to answer a tool call: served (matched by ``call_id`` among the calls of the last
+        served LLM step, any order; by name and arguments when the id differs) or live."""
+        with self._lock:
+            decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
+            if decision.action == "live":
+                if decision.reason == "desync" and decision.step is not None:
+                    self._desync(decision.step, f"tool call {name!r} ({call_id}) is not in the record here",
+                                 decision.expected, call_id)
+                    return ToolDecision("live", None, reason="desync")
+                return ToolDecision("live", decision.step, event=None, reason=decision.reason)
+            step, event = decision.step, decision.event
+            self.counters.served_tool_steps += 1
+            if self.recorder is not None:
+                self.recorder.tool_call(
+                    call_id, name, arguments if arguments is not None else event.arguments,
+                    raw_arguments=event.raw_arguments if arguments is None else None,
+                    result=event.result, result_blocks=event.result_blocks, status=event.status,
+                    error=event.error, provenance=_served(event), duration=0.0,
+                )
+            return ToolDecision("serve", step, event=event)
+
+    def live_tool(self, call_id: str, name: str, arguments: Any = None, *, result: str | None,
+                  status: str = "ok", error: str | None = None, executed: bool = True,
+                  provenance: Provenance = Provenance.LIVE, **record_kw: Any) -> ToolCallEvent | None:
+        """Record a tool step answered live. ``executed``: the real tool ran (counted in
+        ``tool_executions``); False for dry-runs, blocked calls and stand-ins."""
+        with self._lock:
+            self.counters.live_tool_steps += 1
+            if executed:
+                self.counters.tool_executions += 1
+            if self.recorder is None:
+                return None
+            return self.recorder.tool_call(call_id, name, arguments, result=result, status=status,
+                                           error=error, provenance=provenance, **record_kw)
+
+    def recorded_tool(self, name: str, arguments: Any) -> ToolCallEvent | None:
+        """A recorded call of ``name`` with the same (parsed) arguments in the record or a reference
+        run: the first not yet used, else any. Lets an engine without real tools answer live calls."""
+        wanted = serve.arguments_key(arguments)
+        fallback: ToolCallEvent | None = None
+        with self._lock:
+            for run in self.reference:
+                for event in run.tool_calls():
+                    if event.name != name or serve.arguments_key(event.arguments) != wanted or event.result is None:
+                        continue
+                    if event.provenance == Provenance.EDITED:
+                        continue
+                    if event.id not in self._used_reference:
+                        self._used_reference.add(event.id)
+                        return event
+                    fallback = fallback or event
+        return fallback
+
+    # ----------------------------------------------------------------------------------- helpers
+
+    def _expected_fingerprint(self, rnd: serve.Round) -> str:
+        event: LLMCallEvent = rnd.llm
+        tools = self.record.request_tools(event.request) if self.compare_tools else None
+        return serve.request_fingerprint(self.record.request_messages(event), tools)
+
+    def _desync(self, step: int, reason: str, expected: str | None, actual: str | None) -> None:
+        self.counters.desyncs += 1
+        self._state.go_live()
+        if self.recorder is not None:
+            self.recorder.desync(step, reason=reason, expected=expected, actual=actual)
+
+    def _synthetic(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                   record_kw: dict[str, Any]) -> LLMDecision:
+        answer = self.record.final_answer or "[replaykit] end of the recorded run"
+        response = LLMResponse(message=Message(role="assistant", parts=[TextPart(text=answer)]),
+                               finish_reason="stop", usage=Usage(input_tokens=0, output_tokens=0),
+                               model="replaykit-synthetic")
+        step = len(self.record.steps)
+        self.counters.synthetic_steps += 1
+        if self.recorder is not None:
+            why = "the record cannot answer this request offline" if self._state.live else \
+                "completion requested after the record ended"
+            self.recorder.synthetic(step, reason=f"{why}: synthetic end-of-turn answer, no provider call")
+            kw = {k: v for k, v in record_kw.items() if k in ("model", "params", "api")}
+            self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
+                                   duration=0.0, **kw)
+        return LLMDecision("synthetic", None, response=response, reason="record ended")
+
+
+def _served(event: LLMCallEvent | ToolCallEvent) -> Provenance:
+    # A branch's edited step stays marked as the edit when it is served again (diff names the cause).
+    return Provenance.EDITED if event.provenance == Provenance.EDITED else Provenance.SERVED
+
+
+def _name_of(event: ToolCallEvent) -> str:
+    return event.name
+
+
+def _arguments_of(event: ToolCallEvent) -> Any:
+    return event.arguments
+
+
+def _llm_kw(event: LLMCallEvent, overrides: dict[str, Any]) -> dict[str, Any]:
+    kw: dict[str, Any] = {"model": event.request.model, "params": event.request.params,
+                          "api": event.request.api}
+    kw.update({k: v for k, v in overrides.items() if k in ("model", "params", "api", "corr")})
+    return kw
+
+
+def _apply_args_edit(response: LLMResponse, edit: Edit | None) -> LLMResponse:
+    """A branch that edits a tool call's arguments serves the call with the new arguments, so the
+    engine runs the edited call (and the model sees it) exactly as the branch says."""
+    if edit is None or edit.target != "args" or edit.tool_call_id is None:
+        return response
+    calls = response.message.tool_calls
+    if not any(c.id == edit.tool_call_id for c in calls):
+        return response
+    from replaykit.core.trace.canonical import dumps_compact
+
+    parts = [
+        p.model_copy(update={"arguments": edit.value, "raw_arguments": dumps_compact(edit.value)})
+        if isinstance(p, ToolCallPart) and p.id == edit.tool_call_id else p
+        for p in response.message.parts
+    ]
+    message = response.message.model_copy(update={"parts": parts})
+    return response.model_copy(update={"message": message})

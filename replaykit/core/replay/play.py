@@ -1,0 +1,170 @@
+"""What every live engine shares: ``PlayOptions`` in, ``PlayResult`` out, and the set-up of a play.
+
+Each engine (registered in ``replaykit.engines.ENGINES``: openai, hermes, pydantic-ai, langgraph)
+exposes ``play(run: Run, options: PlayOptions) -> PlayResult``.
+An engine builds its session with ``start_play(run, options, engine=...)``, which gives it the cursor
+(``replaykit.core.replay.cursor.ReplayCursor``) wired to a recorder writing the new run (lineage ``play``),
+then calls ``session.finish(...)`` to close the run and get the result.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from replaykit.core.errors import BadInput, RunNotFound
+from replaykit.core.replay.cursor import Counters, ReplayCursor, play_cut
+from replaykit.core.trace.ir import Lineage, Provenance, Source
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore, new_run_id, utc_now_iso
+
+
+@dataclass
+class PlayOptions:
+    """Options of ``replaykit play`` (one field per flag) plus engine tuning."""
+
+    base_url: str = ""  # empty only offline (serve_only)
+    model: str = ""  # empty offline: the record's model
+    api_key_env: str | None = None  # the NAME of the env var holding the key; the key is never stored
+    allow_destructive: bool = False
+    stale_timeout: float | None = 60.0  # seconds without a byte on a stream before retrying
+    store: RunStore = field(default_factory=RunStore)
+    cut: int | None = None  # step where live execution starts; None: ``play_cut(run)``
+    serve_only: bool = False  # offline: serve the whole record, synthetic answers past its end, never live
+    max_iterations: int = 50  # LLM calls per user turn before the budget's grace call
+    max_attempts: int = 4  # per LLM call (first try + retries)
+    request_timeout: float = 120.0
+    run_id: str | None = None  # id of the new run (default: generated)
+    extra: dict[str, Any] = field(default_factory=dict)  # engine-specific knobs
+    tags: tuple[str, ...] = ()  # added to the new run's tags (``eval`` marks its candidate plays)
+    lineage_details: dict[str, Any] = field(default_factory=dict)  # added to the new run's lineage details
+
+    @property
+    def offline(self) -> bool:
+        """``replaykit play --offline``: everything served, no endpoint: nothing is called or executed."""
+        return self.serve_only and not self.base_url
+
+    def api_key(self) -> str | None:
+        """Read the key from the variable the user named (and only from there)."""
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise BadInput(f"--api-key-env {self.api_key_env}: that environment variable is not set")
+        return value
+
+    def safe_base_url(self) -> str | None:
+        """The base URL without credentials or query (what may be written into a trace); None offline."""
+        if not self.base_url and self.serve_only:
+            return None
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise BadInput(f"--base-url must be an http(s) URL, got {self.base_url[:80]!r}")
+        host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+@dataclass
+class PlayResult:
+    """What an engine returns (``replaykit play --json`` prints ``to_json()``)."""
+
+    run_id: str
+    parent_run_id: str
+    engine: str
+    status: str  # completed | failed | interrupted
+    cut: int
+    counters: Counters
+    final_answer: str | None = None
+    error: str | None = None
+    steps: int = 0
+    model: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "parent_run_id": self.parent_run_id,
+            "engine": self.engine,
+            "status": self.status,
+            "cut": self.cut,
+            "model": self.model,
+            "steps": self.steps,
+            "final_answer": self.final_answer,
+            "error": self.error,
+            "counters": self.counters.to_json(),
+        }
+
+
+def lineage_chain(store: RunStore, run: Run, limit: int = 32) -> list[Run]:
+    """The runs ``run`` descends from (parent first) that are present in ``store``."""
+    chain: list[Run] = []
+    current = run
+    seen = {run.run_id}
+    while current.header.lineage is not None and len(chain) < limit:
+        parent_id = current.header.lineage.parent_run_id
+        if parent_id in seen:
+            break
+        seen.add(parent_id)
+        try:
+            current = store.load(parent_id)
+        except (RunNotFound, BadInput):
+            break
+        chain.append(current)
+    return chain
+
+
+@dataclass
+class PlaySession:
+    """A play in progress: the source run, the cursor, the recorder of the new run."""
+
+    run: Run
+    options: PlayOptions
+    engine: str
+    cursor: ReplayCursor
+    recorder: Recorder
+
+    @property
+    def run_id(self) -> str:
+        return self.recorder.run_id
+
+    def finish(self, final_answer: str | None, *, status: str = "completed", error: str | None = None) -> PlayResult:
+        self.recorder.run_end(final_answer, status=status, reason=error,
+                              provenance=Provenance.LIVE if self.cursor.live else Provenance.SERVED)
+        self.recorder.close()
+        steps = sum(1 for e in self.recorder.events if e.kind in ("llm_call", "tool_call"))
+        return PlayResult(run_id=self.run_id, parent_run_id=self.run.run_id, engine=self.engine, status=status,
+                          cut=self.cursor.cut, counters=self.cursor.counters, final_answer=final_answer,
+                          error=error, steps=steps, model=self.options.model or self.run.header.model)
+
+
+def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None) -> PlaySession:
+    """Create the new run (lineage ``play`` of ``run``) and the cursor that serves its prefix."""
+    cut = len(run.steps) if options.serve_only else play_cut(run) if options.cut is None else options.cut
+    if not 0 <= cut <= len(run.steps):
+        raise BadInput(f"cut {cut} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
+    base_url = options.safe_base_url()
+    model = options.model or run.header.model
+    details: dict[str, Any] = {"live_from": cut, "model": model, "base_url": base_url}
+    if options.serve_only:
+        details["offline"] = True
+    details.update(options.lineage_details)
+    header = run.header.model_copy(update={
+        "run_id": options.run_id or new_run_id(f"play-{engine}"),
+        "created_at": utc_now_iso(),
+        "model": model,
+        "base_url": base_url,
+        "provider": "openai-compatible" if base_url else run.header.provider,
+        "title": f"play of {run.run_id} with {engine} ({model or 'offline'})",
+        "source": Source(framework=engine, adapter=f"replaykit.play.{engine}", framework_version=framework_version),
+        "tags": [*run.header.tags, *(t for t in options.tags if t not in run.header.tags)],
+        "lineage": Lineage(relation="play", parent_run_id=run.run_id, parent_step=cut, engine=engine,
+                           details=details),
+    })
+    writer = options.store.create(header)
+    recorder = Recorder(header, writer)
+    cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
+                          reference=lineage_chain(options.store, run), offline=options.offline)
+    return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

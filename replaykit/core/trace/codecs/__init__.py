@@ -1,0 +1,88 @@
+"""Provider codecs: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages <-> the trace IR.
+
+Pure functions over plain dicts (no provider SDK imports). Engines go through the dispatch below::
+
+    encoded = encode_request("anthropic-messages", messages, tools, params)
+    encoded.body      # the request body for that API
+    encoded.losses    # what could not cross into that format (empty for a same-format round trip)
+    response = decode_response("openai-chat", body)
+
+Round trip: for each format, ``encode_request(api, *decode_request(api, body))`` reproduces ``body``
+(equal under canonical JSON); see docs/codecs.md for the mapping tables and the loss rules.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+from replaykit.core.errors import CodecError
+from replaykit.core.trace.codecs._common import DecodedRequest, Encoded
+from replaykit.core.trace.ir import LLMRequest, LLMResponse, Message, ToolSpec
+
+__all__ = [
+    "APIS",
+    "DecodedRequest",
+    "Encoded",
+    "assemble_stream",
+    "decode_request",
+    "decode_response",
+    "encode_llm_request",
+    "encode_request",
+    "encode_response",
+]
+
+#: API name (``LLMRequest.api``) -> codec module. "anthropic" is accepted as an alias.
+APIS = {
+    "openai-chat": "replaykit.core.trace.codecs.openai_chat",
+    "openai-responses": "replaykit.core.trace.codecs.openai_responses",
+    "anthropic-messages": "replaykit.core.trace.codecs.anthropic",
+    "anthropic": "replaykit.core.trace.codecs.anthropic",
+}
+
+
+def codec(api: str) -> ModuleType:
+    """The codec module of ``api`` (raises CodecError for an unknown API)."""
+    name = APIS.get(api)
+    if name is None:
+        raise CodecError(f"unknown provider API {api!r} (known: openai-chat, openai-responses, anthropic-messages)")
+    return importlib.import_module(name)
+
+
+def decode_request(api: str, body: Any) -> DecodedRequest:
+    result: DecodedRequest = codec(api).decode_request(body)
+    return result
+
+
+def encode_request(api: str, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None,
+                   params: dict[str, Any] | None = None) -> Encoded:
+    result: Encoded = codec(api).encode_request(messages, tools, params)
+    return result
+
+
+def encode_llm_request(request: LLMRequest, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                       api: str | None = None) -> Encoded:
+    """The body of a recorded request (``Run.request_messages`` / ``Run.request_tools`` give the
+    messages and tools); ``api`` re-targets it to another format (losses reported)."""
+    params = dict(request.params)
+    if request.model is not None:
+        params.setdefault("model", request.model)
+    return encode_request(api or request.api, messages, tools, params)
+
+
+def decode_response(api: str, body: Any) -> LLMResponse:
+    result: LLMResponse = codec(api).decode_response(body)
+    return result
+
+
+def encode_response(api: str, response: LLMResponse) -> Encoded:
+    result: Encoded = codec(api).encode_response(response)
+    return result
+
+
+def assemble_stream(api: str, events: Sequence[Any]) -> LLMResponse:
+    """A streamed response (chunk dicts / SSE event payloads, in order) -> ``LLMResponse``."""
+    result: LLMResponse = codec(api).decode_stream(events)
+    return result

@@ -1,0 +1,277 @@
+"""Listing a run store without loading pydantic: what ``replaykit runs`` needs, stdlib only.
+
+The store's naming rules (run ids, the file suffix, the default root) live here so the listing and the
+full store (``core/trace/store.py``, which re-exports them) share one definition. A summary reads only each
+file's first line, so listing a store costs the same whatever the runs' lengths.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from replaykit.core.errors import InvalidRunId, RunNotFound, TraceError, UnknownSchemaVersion
+
+SCHEMA_NAME = "replaykit.trace"
+SCHEMA_VERSION = 2
+#: Every schema version this build can read (older ones are migrated on load).
+READABLE_SCHEMA_VERSIONS = frozenset({1, 2})
+
+#: Schema 2 ``same`` marks (``Correlation.same``, ``LLMRequest.same``): with one, each of these keys whose
+#: value is empty (absent, null, ``{}``) is the previous correlation's / request's in file order.
+SAME_CORR_KEYS = ("session_id", "task_id", "turn_id", "api_request_id")
+SAME_REQUEST_KEYS = ("model", "tools_ref", "params", "provider_details")
+
+
+class SameFiller:
+    """Fills in what the ``same``-marked correlations and requests of a run leave out, event by event in
+    file order: the one rule, for typed events (``core/trace/reader.iter_trace``, ``raw=False``) and for the JSON
+    dicts of raw lines (``core/inspect_view``, ``raw=True``). The mark is cleared once filled in."""
+
+    __slots__ = ("_corr", "_get", "_put", "_raw", "_request")
+
+    def __init__(self, *, raw: bool) -> None:
+        self._raw = raw
+        self._get: Any = dict.get if raw else getattr
+        self._put: Any = dict.__setitem__ if raw else setattr
+        self._corr: Any = None
+        self._request: Any = None
+
+    def __call__(self, event: Any) -> None:
+        get = self._get
+        corr = get(event, "corr", None)
+        if corr is not None:
+            self._fill(corr, self._corr, SAME_CORR_KEYS)
+            self._corr = corr
+        if get(event, "kind", None) in ("llm_call", "error"):
+            request = get(event, "request", None)
+            if request is not None:
+                self._fill(request, self._request, SAME_REQUEST_KEYS)
+                self._request = request
+
+    def _fill(self, item: Any, previous: Any, keys: tuple[str, ...]) -> None:
+        get, put = self._get, self._put
+        if not get(item, "same", None):
+            return
+        if previous is not None:
+            for key in keys:
+                if not get(item, key, None):
+                    value = get(previous, key, None)
+                    if value:  # its own copy, as every other loaded event has
+                        put(item, key, copy.deepcopy(value) if isinstance(value, dict) else value)
+        if self._raw:
+            del item["same"]
+        else:
+            put(item, "same", None)
+
+
+RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+TRACE_SUFFIX = ".jsonl"
+# A single trace line above this size is refused: a hostile file cannot make the reader allocate
+# unbounded memory for one line.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+
+def default_store_root(env: dict[str, str] | None = None) -> Path:
+    env = dict(os.environ) if env is None else env
+    if env.get("REPLAYKIT_HOME"):
+        return Path(env["REPLAYKIT_HOME"]).expanduser()
+    if env.get("HERMES_HOME"):
+        return Path(env["HERMES_HOME"]).expanduser() / "replaykit"
+    return Path("~/.replaykit").expanduser()
+
+
+def validate_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        shown = repr(run_id)[:80]
+        raise InvalidRunId(
+            f"invalid run id {shown}: use 1-128 characters from A-Z a-z 0-9 . _ - , not starting with '.'"
+        )
+    return run_id
+
+
+def store_path(root: Path, run_id: str) -> Path:
+    """The file of ``run_id`` in the store ``root``, checked to resolve inside it."""
+    validate_run_id(run_id)
+    path = root / f"{run_id}{TRACE_SUFFIX}"
+    if path.resolve().parent != root.resolve():
+        raise InvalidRunId(f"run id {run_id!r} resolves outside the store")
+    return path
+
+
+def resolve_ref(root: Path, ref: str) -> Path:
+    """A RUN argument: a run id in the store ``root``, or a path to a trace file."""
+    if not isinstance(ref, str) or not ref or "\x00" in ref:
+        raise InvalidRunId(f"invalid run reference {ref!r}")
+    looks_like_path = os.sep in ref or ref.endswith(TRACE_SUFFIX) or ref.startswith(".")
+    if looks_like_path:
+        candidate = Path(ref).expanduser()
+        if candidate.is_file():
+            return candidate
+        if candidate.is_dir():
+            raise TraceError(f"{ref} is a directory, not a trace file")
+        if ref.endswith(TRACE_SUFFIX) and RUN_ID_RE.fullmatch(ref[: -len(TRACE_SUFFIX)] or "."):
+            stored = store_path(root, ref[: -len(TRACE_SUFFIX)])
+            if stored.is_file():
+                return stored
+        raise RunNotFound(f"no trace file at {ref}")
+    path = store_path(root, ref)
+    if not path.is_file():
+        raise RunNotFound(f"no run {ref!r} in store {root}")
+    return path
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    path: Path
+    created_at: str
+    framework: str
+    model: str | None
+    title: str | None
+    parent_run_id: str | None
+    relation: str | None
+    size_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "created_at": self.created_at,
+            "framework": self.framework,
+            "model": self.model,
+            "title": self.title,
+            "parent_run_id": self.parent_run_id,
+            "relation": self.relation,
+            "size_bytes": self.size_bytes,
+        }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def summary_of(path: Path) -> RunSummary | None:
+    """The summary of one run file from its header line; None when it is not a readable run."""
+    try:
+        with open(path, "rb") as handle:
+            raw = json.loads(handle.readline(MAX_LINE_BYTES))
+        size = path.stat().st_size
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("kind") != "run" or raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
+        return None
+    source, lineage = raw.get("source"), raw.get("lineage")
+    run_id, created_at = raw.get("run_id"), raw.get("created_at")
+    if raw.get("schema_version") not in READABLE_SCHEMA_VERSIONS or not isinstance(source, dict) \
+            or not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id) or not isinstance(created_at, str) \
+            or not isinstance(source.get("framework"), str) or not isinstance(lineage, dict | None):
+        return None
+    lineage = lineage or {}
+    return RunSummary(run_id=run_id, path=path, created_at=created_at, framework=source["framework"],
+                      model=_text(raw.get("model")), title=_text(raw.get("title")),
+                      parent_run_id=_text(lineage.get("parent_run_id")), relation=_text(lineage.get("relation")),
+                      size_bytes=size)
+
+
+def iter_summaries(root: Path) -> Iterator[RunSummary]:
+    """Every readable run in the store directory ``root``, by file name."""
+    if not root.is_dir():
+        return
+    for path in sorted(root.glob(f"*{TRACE_SUFFIX}")):
+        run_id = path.name[: -len(TRACE_SUFFIX)]
+        if not RUN_ID_RE.fullmatch(run_id) or not path.is_file():
+            continue
+        summary = summary_of(path)
+        if summary is not None:
+            yield summary
+
+
+# ------------------------------------------------------------------------------------ raw lines
+# The line discipline of a trace file, shared by the validating reader (``core/trace/store.py``
+# ``iter_trace``) and the streaming ``inspect`` (``core/analysis/inspect_view.py``): one place decides what a
+# torn last line is and words every error about the file itself.
+
+
+@dataclass
+class ReadReport:
+    """What the tolerant reader had to skip."""
+
+    path: Path
+    torn_tail: bool = False
+    torn_tail_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def torn(self, lineno: int, line: bytes) -> None:
+        self.torn_tail = True
+        self.torn_tail_bytes = len(line)
+        self.warnings.append(
+            f"line {lineno}: torn last line ({len(line)} bytes) skipped; every complete event before it was kept"
+        )
+
+
+def open_trace(path: Path) -> IO[bytes]:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError as exc:
+        raise RunNotFound(f"no such trace file: {path}") from exc
+    except IsADirectoryError as exc:
+        raise TraceError(f"{path} is a directory, not a trace file") from exc
+    except OSError as exc:
+        raise TraceError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def read_raw_header(handle: IO[bytes], path: Path) -> dict[str, Any]:
+    """The first line as a dict, checked to be a run header of a schema version this build reads
+    (its fields are not validated here)."""
+    first = handle.readline(MAX_LINE_BYTES)
+    if not first:
+        raise TraceError(f"{path}: empty file; not a replaykit trace")
+    if not first.endswith(b"\n") and len(first) >= MAX_LINE_BYTES:
+        raise TraceError(f"{path}: header line longer than {MAX_LINE_BYTES} bytes")
+    try:
+        raw = json.loads(first)
+    except ValueError as exc:
+        raise TraceError(f"{path}: line 1 is not JSON ({exc}); not a replaykit trace") from exc
+    if not isinstance(raw, dict) or raw.get("kind") != "run":
+        raise TraceError(f"{path}: line 1 is not a run header; not a replaykit trace")
+    if raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
+        raise TraceError(f"{path}: unknown trace schema {str(raw.get('schema_name'))[:60]!r}")
+    version = raw.get("schema_version")
+    if version not in READABLE_SCHEMA_VERSIONS:
+        raise UnknownSchemaVersion(
+            f"{path}: trace schema version {str(version)[:20]} is not supported by this replaykit "
+            f"(reads {sorted(READABLE_SCHEMA_VERSIONS)}); upgrade replaykit"
+        )
+    return raw
+
+
+def event_lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, bytes, bool, bool]]:
+    """The event lines after the header: ``(line number, line, is_last, complete)``. Blank lines are
+    skipped; ``complete`` is False only for a last line without its newline (the writer died in the
+    middle of it: the caller keeps it only if it parses, else reports it torn). Memory is bounded by the
+    longest line."""
+    lineno = 1
+    pending: bytes | None = None
+    while True:
+        line = handle.readline(MAX_LINE_BYTES)
+        if pending is not None:
+            # ``pending`` was a complete line; decide now whether it was the last one.
+            yield lineno, pending, not line, True
+            pending = None
+        if not line:
+            return
+        lineno += 1
+        if not line.endswith(b"\n"):
+            if len(line) >= MAX_LINE_BYTES:
+                raise TraceError(f"{path}: line {lineno} is longer than {MAX_LINE_BYTES} bytes")
+            yield lineno, line, True, False
+            return
+        if line.strip():
+            pending = line
