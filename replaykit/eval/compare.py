@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from replaykit.core.cost import run_cost
-from replaykit.core.diff import DiffResult
-from replaykit.core.health import run_health
-from replaykit.core.ir import LLMCallEvent, ToolCallEvent, TurnEndEvent
-from replaykit.core.run import Run
-from replaykit.core.timeline import parsed_arguments
+from replaykit.core.analysis.cost import run_cost
+from replaykit.core.analysis.diff import DiffResult
+from replaykit.core.analysis.health import run_health
+from replaykit.core.analysis.timeline import parsed_arguments
+from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent, TurnEndEvent
+from replaykit.core.trace.run import Run
 
 #: A candidate whose health score moved by at least this much (0-100 scale) improved or regressed.
 HEALTH_MARGIN = 10

@@ -12,10 +12,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.diff import diff_runs, lineage_edits
+from replaykit.core.analysis.diff import diff_runs, lineage_edits
 from replaykit.core.errors import ReplaykitError
 from replaykit.core.files import write_private
-from replaykit.core.store import RunStore
+from replaykit.core.trace.store import RunStore
 from replaykit.exporters.html_report import esc, page, write_diff_html
 from replaykit.exporters.stats_html import BAD, bar_chart, column_chart, table
 

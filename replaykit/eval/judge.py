@@ -22,14 +22,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from replaykit.core.analysis.diff import diff_runs, lineage_edits
 from replaykit.core.corpus import RunResult
-from replaykit.core.diff import diff_runs, lineage_edits
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.ir import LLMCallEvent, TurnStartEvent
-from replaykit.core.play import PlayOptions, PlayResult
-from replaykit.core.resilience import EndpointLimiter
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions, PlayResult
+from replaykit.core.replay.resilience import EndpointLimiter
+from replaykit.core.trace.ir import LLMCallEvent, TurnStartEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 
 from . import compare

@@ -19,9 +19,9 @@ from typing import Any
 from replaykit.core.corpus import PartitionResult, run_corpus, shard_name
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.files import write_private
-from replaykit.core.play import PlayOptions
-from replaykit.core.resilience import EndpointLimiter
-from replaykit.core.store import RunStore
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.replay.resilience import EndpointLimiter
+from replaykit.core.trace.store import RunStore
 from replaykit.engines import engine_info
 
 from .judge import PROVIDER_FAILURE, eval_task

@@ -26,7 +26,7 @@ from typing import Any
 
 from replaykit.core.corpus import corpus_sources
 from replaykit.core.errors import BadInput
-from replaykit.core.store import MAX_LINE_BYTES, RunStore
+from replaykit.core.trace.store import MAX_LINE_BYTES, RunStore
 
 #: The tag every candidate play of an eval carries (``--all`` and training exports can leave them out).
 CANDIDATE_TAG = "replaykit:eval-candidate"
@@ -109,8 +109,8 @@ def _facts(path: Path, header: dict[str, Any]) -> dict[str, Any]:
 
     def health() -> int:
         if not cache:
-            from replaykit.core.health import run_health
-            from replaykit.core.run import Run
+            from replaykit.core.analysis.health import run_health
+            from replaykit.core.trace.run import Run
 
             cache.append(run_health(Run.load(path), with_cost=False).score)
         return cache[0]
@@ -122,7 +122,7 @@ def _facts(path: Path, header: dict[str, Any]) -> dict[str, Any]:
 
 
 def _status(path: Path) -> str:
-    from replaykit.core.run import Run
+    from replaykit.core.trace.run import Run
 
     return str(Run.load(path).status)
 

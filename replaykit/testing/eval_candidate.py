@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from replaykit.core.ir import LLMResponse
-from replaykit.core.run import Run
+from replaykit.core.trace.ir import LLMResponse
+from replaykit.core.trace.run import Run
 from replaykit.testing.script import Policy, Reply, ScriptRequest, ToolCall, fault, text
 
 PlantKind = Literal["identical", "tool_argument", "final_answer", "extra_tool", "429", "stall", "401"]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replaykit.core.ir import LLMCallEvent, ToolCallEvent
-from replaykit.core.run import Run
-from replaykit.core.store import RunStore
+from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
 from replaykit.testing.corpus_runs import write_corpus
 from replaykit.testing.eval_candidate import Plant
 
@@ -98,7 +98,7 @@ HEALTH_MARGIN = 10
 def settle_health(corpus: Corpus, report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The expected verdicts with the health rule applied: a run expected 'changed' is 'improved' or
     'regressed' when its candidate's health score (``core.health``, the oracle) moved by the margin."""
-    from replaykit.core.health import run_health
+    from replaykit.core.analysis.health import run_health
 
     played = {r["run_id"]: r["candidate_runs"] for r in report["execution"]["runs"]}
     out = {}

@@ -14,12 +14,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replaykit.cli.main import main
-from replaykit.testing.eval_candidate import Plant, mirror_policy
+from replaykit.testing.eval_candidate import mirror_policy
 from replaykit.testing.script import Policy, Reply, ScriptRequest, fault
 from replaykit.testing.scripted_server import ScriptedServer
 

@@ -3,7 +3,6 @@ candidate with planted behaviour: every verdict and count equals the planted one
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
