@@ -117,8 +117,8 @@ def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore,
         lineage_details={"eval": options["eval_id"], **({} if turn is None else {"turn": turn})})
     try:
         return run_id, play(run, options["engine"], play_options), None
-    except ReplaykitError as exc:
-        return run_id, None, _one_line(exc)
+    except ReplaykitError as exc:  # the new run's id is in execution, not in the result's reason
+        return run_id, None, _one_line(exc).removeprefix(f"play {run_id}: ")
 
 
 def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: RunStore,
