@@ -25,6 +25,7 @@ from replaykit.core.trace.store import RunStore
 from replaykit.engines import engine_info
 
 from .judge import PROVIDER_FAILURE, eval_task
+from .registry import record_eval
 from .report import EvalReport
 from .select import select_runs
 
@@ -166,12 +167,14 @@ def evaluate(
         selected=len(sources),
         damaged=summary.damaged,
         left=left,
-        execution={"executor": summary.executor, "workers": summary.workers, "seconds": round(summary.seconds, 3),
+        execution={"eval_id": options["eval_id"], "executor": summary.executor, "workers": summary.workers, "seconds": round(summary.seconds, 3),
                    "resumed_runs": summary.resumed_partitions, "out": str(out),
                    "runs": [{"run_id": r["run_id"], **r["execution"]} for r in records]},
     )
     report.check(fail_below, max_regressed)
-    write_private(out / REPORT, json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    document = report.to_json()
+    write_private(out / REPORT, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    record_eval(store, options["eval_id"], out / REPORT, document["totals"], model)  # for ``replaykit view``
     return report
 
 
