@@ -47,7 +47,8 @@ def test_eval_page_in_chromium(tmp_path: Path) -> None:
         assert page.locator("svg rect").count() >= 6
         assert all(url.startswith("file://") for url in requests) and not dialogs
         changed = next(r["run_id"] for r in report["runs"] if r["verdict"] in ("changed", "regressed", "improved"))
-        page.click(f"text={changed}")
+        page.click(f'a:text-is("{changed}")')
+        page.wait_for_load_state()
         assert page.url.endswith(f"eval-diffs/{changed}.html")
         assert "First divergence" in page.inner_text("body")
         browser.close()

@@ -24,7 +24,7 @@ pytest.importorskip("jinja2")
 
 def _get(server: object, path: str, **params: str) -> str:
     url = server.origin + server.viewer.url(path, **params)  # type: ignore[attr-defined]
-    with urllib.request.urlopen(url, timeout=20) as response:  # noqa: S310  (127.0.0.1)
+    with urllib.request.urlopen(url, timeout=20) as response:
         return str(response.read().decode())
 
 
