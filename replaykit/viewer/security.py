@@ -27,7 +27,24 @@ CSRF_CAPACITY = 1024
 
 
 def new_token() -> str:
+    """The access token of a local server (``view``, ``mcp --http``): 32 random bytes, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+def token_matches(given: str | None, token: str) -> bool:
+    """Whether a presented token is the server's, compared in constant time (no timing oracle)."""
+    return hmac.compare_digest((given or "").encode(), token.encode())
+
+
+def request_headers(scope: dict[str, Any]) -> dict[str, str]:
+    """An ASGI request's headers, names lower-cased."""
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def bearer_token(scope: dict[str, Any]) -> str:
+    """The token of an ``Authorization: Bearer TOKEN`` header ("" without one)."""
+    scheme, _, value = request_headers(scope).get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
 
 
 def content_security_policy(nonce: str) -> str:
@@ -89,11 +106,11 @@ class Guard:
             await self.app(scope, receive, send)
             return
         nonce = secrets.token_urlsafe(16)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        headers = request_headers(scope)
         if headers.get("host", "") not in self.allowed_hosts():
             await _refuse(send, nonce, "403 Forbidden: unexpected Host header")
             return
-        if not hmac.compare_digest(_query_token(scope).encode(), self.token.encode()):
+        if not token_matches(_query_token(scope), self.token):
             await _refuse(send, nonce, "403 Forbidden: open the viewer with the URL replaykit view printed "
                                        "(it carries the access token)")
             return

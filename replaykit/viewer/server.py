@@ -25,6 +25,22 @@ def _require_extra() -> None:
             raise MissingExtra("view", module) from exc
 
 
+def bind_loopback(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (never another address); BadInput for a bad or busy port.
+    Bound before the server starts, so ``port`` 0 gets a free port whose number the caller can print."""
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port {port}: not a TCP port")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise BadInput(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(64)
+    return sock
+
+
 class ViewerServer:
     """``start()`` in a background thread (tests) or ``serve_forever()`` (the CLI)."""
 
@@ -32,17 +48,8 @@ class ViewerServer:
         _require_extra()
         from replaykit.viewer.app import Viewer, build_app
 
-        if not 0 <= port <= 65535:
-            raise BadInput(f"--port {port}: not a TCP port")
+        self.sock = bind_loopback(port)
         self.viewer = Viewer(store, token or new_token())
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.sock.bind((HOST, port))
-        except OSError as exc:
-            self.sock.close()
-            raise BadInput(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}") from exc
-        self.sock.listen(64)
         self.viewer.port = self.sock.getsockname()[1]
         self.app = build_app(self.viewer)
         self._server: Any = None
