@@ -11,6 +11,7 @@ imported on first use)::
     with replaykit.serve("my-run"): agent.run_sync("...")    # answered from the run, 0 requests sent
     replaykit.export(run, "python", "run.py")          # any single-run format (replaykit.exporters.FORMATS)
     replaykit.play(run, "openai", replaykit.PlayOptions(base_url=..., model=...))   # a live engine
+    replaykit.evaluate(["run-1"], engine="openai", base_url=..., model=..., out="ev")  # replay-based eval
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ _EXPORTS = {
     "CassetteMiss": "replaykit.adapters.openai",
     "play": "replaykit.engines",
     "export": "replaykit.exporters",
+    "evaluate": "replaykit.eval",
+    "EvalReport": "replaykit.eval",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -20,7 +20,7 @@ from replaykit.cli._common import fail, run_handler
 #: The fixed command contract (product.md). Order is the order of ``--help``.
 COMMANDS = (
     "demo", "runs", "inspect", "replay", "branch", "play", "diff", "export", "redact",
-    "import", "cost", "validate", "schema", "hermes", "stats", "view", "mcp", "compact", "rm", "gc",
+    "import", "cost", "validate", "schema", "hermes", "stats", "view", "eval", "mcp", "compact", "rm", "gc",
 )
 
 

@@ -336,3 +336,7 @@ def write_diff_html(diff: Any, path: Path) -> dict[str, Any]:
     text = render_diff(document)
     write_private(path, text)
     return {"bytes": len(text.encode("utf-8"))}
+
+
+#: The page shell (CSP, no script, nothing from the network) for other report pages (``eval --html``).
+page = _page

@@ -102,3 +102,9 @@ def render_stats(report: dict[str, Any]) -> str:
 def write_stats_html(report: dict[str, Any], path: Path) -> dict[str, Any]:
     write_private(path, render_stats(report))
     return {"path": str(path)}
+
+
+# The chart and table pieces, for other corpus pages (``eval --html``) to draw the same way.
+bar_chart = _bars
+column_chart = _columns
+table = _table

@@ -286,6 +286,21 @@ def build_app(viewer: Viewer) -> Any:
             return RedirectResponse(viewer.url("/diff", a=job.compare_to, b=job.run_id), status_code=303)
         return page(request, "job.html", title=f"play {job.id}", job=job, progress=viewer.jobs.progress(job))
 
+    async def evals_page(request: Request) -> Response:
+        from replaykit.eval.registry import list_evals
+
+        return page(request, "evals.html", title="evals", evals=list_evals(viewer.store))
+
+    async def eval_page(request: Request) -> Response:
+        from replaykit.eval.registry import load_eval
+
+        report = load_eval(viewer.store, request.path_params["eval_id"])
+        if report is None:
+            return error(request, "no such eval in this store (or its report.json is gone)", 404)
+        played = {r["run_id"]: r.get("candidate_runs") or [] for r in report["execution"].get("runs", [])}
+        return page(request, "eval.html", title="eval", report=report, played=played,
+                    eval_id=request.path_params["eval_id"])
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return error(request, "404: no such page", 404)
 
@@ -297,6 +312,8 @@ def build_app(viewer: Viewer) -> Any:
         Route("/run/{run_id}/play", play_post, methods=["POST"]),
         Route("/job/{job_id}", job_page),
         Route("/diff", diff_page),
+        Route("/evals", evals_page),
+        Route("/eval/{eval_id}", eval_page),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
     return Guard(app, token=viewer.token, allowed_hosts=viewer.hosts)

@@ -17,6 +17,7 @@ from replaykit.core.replay.play import PlayOptions, PlaySession
 from replaykit.core.replay.resilience import (
     Classified,
     ContinuationPolicy,
+    EndpointLimiter,
     RetryPolicy,
     continue_truncated,
     is_truncated,
@@ -29,6 +30,19 @@ from replaykit.core.trace.ir import LLMResponse, Message, Provenance, ToolSpec
 
 #: request fields an engine sets itself; recorded values of these are never forwarded
 DROP_PARAMS = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
+
+
+_CLIENTS: dict[tuple[str, str, float], Any] = {}
+
+
+def _client(openai: Any, base_url: str, api_key: str, timeout: float) -> Any:
+    """One client per endpoint, key and timeout in this process (kept in memory only): building one
+    loads the system's CA certificates (about 0.1 s), which a worker playing many runs pays once."""
+    key = (base_url, api_key, timeout)
+    client = _CLIENTS.get(key)
+    if client is None:
+        client = _CLIENTS[key] = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
+    return client
 
 
 class LiveModel:
@@ -47,12 +61,21 @@ class LiveModel:
         # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
         # A silent stream is caught by ``stale_guard`` (the client's HTTP library differs across openai
         # majors, so no transport-specific timeout object is built here).
-        self.client = openai.OpenAI(base_url=options.base_url, api_key=options.api_key() or "replaykit-no-key",
-                                    max_retries=0, timeout=options.request_timeout)
+        self.client = _client(openai, options.base_url, options.api_key() or "replaykit-no-key",
+                              options.request_timeout)
         self.policy = RetryPolicy(max_attempts=options.max_attempts,
                                   base_delay=float(options.extra.get("retry_base_delay", 0.5)),
                                   max_delay=float(options.extra.get("retry_max_delay", 20.0)))
         self.continuation = ContinuationPolicy(int(options.extra.get("max_continuations", 3)))
+        # A limiter shared with other processes calling the same endpoint (``replaykit eval``'s workers).
+        shared = options.extra.get("endpoint_limiter")
+        self.limiter = EndpointLimiter(str(shared)) if shared else None
+
+    def _limited(self, body: dict[str, Any]) -> LLMResponse:
+        if self.limiter is None:
+            return self._once(body)
+        with self.limiter.request():
+            return self._once(body)
 
     def _once(self, body: dict[str, Any]) -> LLMResponse:
         # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
@@ -92,6 +115,8 @@ class LiveModel:
         session = self.session
 
         def on_error(error: Classified, attempt: int, wait: float | None) -> None:
+            if self.limiter is not None and error.retry_after is not None:
+                self.limiter.pause(error.retry_after)  # every process sharing the endpoint waits, not only this one
             if session is not None:
                 session.recorder.llm_error(None, message=error.describe(), error_type=error.kind,
                                            status_code=error.status_code, retryable=wait is not None,
@@ -103,7 +128,7 @@ class LiveModel:
 
         def call(history: list[Message]) -> LLMResponse:
             body = encode_request("openai-chat", history, tools, {**params, "model": self.options.model}).body
-            return retry_call(lambda: self._once(body), self.policy, on_attempt=on_attempt, on_error=on_error,
+            return retry_call(lambda: self._limited(body), self.policy, on_attempt=on_attempt, on_error=on_error,
                               where=self.options.base_url, announce=None)
 
         response = call(messages)

@@ -39,6 +39,8 @@ class PlayOptions:
     request_timeout: float = 120.0
     run_id: str | None = None  # id of the new run (default: generated)
     extra: dict[str, Any] = field(default_factory=dict)  # engine-specific knobs
+    tags: tuple[str, ...] = ()  # added to the new run's tags (``eval`` marks its candidate plays)
+    lineage_details: dict[str, Any] = field(default_factory=dict)  # added to the new run's lineage details
 
     @property
     def offline(self) -> bool:
@@ -148,6 +150,7 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     details: dict[str, Any] = {"live_from": cut, "model": model, "base_url": base_url}
     if options.serve_only:
         details["offline"] = True
+    details.update(options.lineage_details)
     header = run.header.model_copy(update={
         "run_id": options.run_id or new_run_id(f"play-{engine}"),
         "created_at": utc_now_iso(),
@@ -156,6 +159,7 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
         "provider": "openai-compatible" if base_url else run.header.provider,
         "title": f"play of {run.run_id} with {engine} ({model or 'offline'})",
         "source": Source(framework=engine, adapter=f"replaykit.play.{engine}", framework_version=framework_version),
+        "tags": [*run.header.tags, *(t for t in options.tags if t not in run.header.tags)],
         "lineage": Lineage(relation="play", parent_run_id=run.run_id, parent_step=cut, engine=engine,
                            details=details),
     })

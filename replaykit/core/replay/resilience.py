@@ -420,3 +420,123 @@ class IterationBudget:
         """A new user turn gets a fresh budget."""
         self.used = 0
         self.grace_used = False
+
+
+# ------------------------------------------------------------------------------ shared endpoint limiter
+
+class EndpointLimiter:
+    """One endpoint's limits, shared by every process on this machine that opens the same directory
+    (the local workers, Ray or Dask workers of one ``eval``): at most ``max_in_flight`` requests at once,
+    and a pause every process honours, so a 429's ``Retry-After`` slows all of them, not only the one that
+    got it. It also counts the requests started and the money noted, for budgets.
+
+    State is files, so it needs no server: ``slot-K`` files held with ``flock`` while a request is in
+    flight (a killed process's slot frees itself: the kernel drops its locks), ``pause`` (the time
+    before which no request starts), ``calls`` and ``spent`` (updated under the ``lock`` file's flock).
+    ``limits.json`` (written by ``create``) holds ``max_in_flight`` for the processes that only open it.
+    """
+
+    POLL = 0.005  # seconds between sweeps over the slots when all are taken
+
+    def __init__(self, root: str, max_in_flight: int | None = None) -> None:
+        import json
+        import os
+
+        self.root = root
+        if max_in_flight is None:
+            try:
+                with open(os.path.join(root, "limits.json"), encoding="utf-8") as handle:
+                    max_in_flight = json.load(handle).get("max_in_flight")
+            except (OSError, ValueError):
+                max_in_flight = None
+        self.max_in_flight = max_in_flight
+
+    @classmethod
+    def create(cls, root: str, max_in_flight: int | None) -> EndpointLimiter:
+        """Make (or reset the limits of) the directory; counters already there are kept (a resumed job)."""
+        import json
+        import os
+
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        tmp = os.path.join(root, ".limits.tmp")
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump({"max_in_flight": max_in_flight}, handle)
+        os.replace(tmp, os.path.join(root, "limits.json"))
+        return cls(root, max_in_flight)
+
+    # -- the counters, read-modify-written under one lock
+    def _update(self, name: str, change: Callable[[float], float]) -> float:
+        import fcntl
+        import os
+
+        with open(os.path.join(self.root, "lock"), "a+b") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            path = os.path.join(self.root, name)
+            try:
+                with open(path, encoding="ascii") as handle:
+                    current = float(handle.read().strip() or 0)
+            except (OSError, ValueError):
+                current = 0.0
+            new = change(current)
+            if new != current:
+                with open(path, "w", encoding="ascii") as handle:
+                    handle.write(repr(new))
+            return new
+
+    def calls(self) -> int:
+        return int(self._update("calls", lambda v: v))
+
+    def spent(self) -> float:
+        return self._update("spent", lambda v: v)
+
+    def note_cost(self, usd: float) -> None:
+        self._update("spent", lambda v: v + usd)
+
+    def pause(self, seconds: float) -> None:
+        """No request from any process starts in the next ``seconds`` (a later pause never shortens one)."""
+        until = time.time() + seconds
+        self._update("pause", lambda v: max(v, until))
+
+    def wait_pause(self) -> None:
+        while True:
+            left = self._update("pause", lambda v: v) - time.time()
+            if left <= 0:
+                return
+            time.sleep(min(left, 1.0))
+
+    def request(self) -> _Slot:
+        """``with limiter.request(): ...`` around one HTTP request: waits for the pause and a free slot."""
+        return _Slot(self)
+
+
+class _Slot:
+    def __init__(self, limiter: EndpointLimiter) -> None:
+        self.limiter = limiter
+        self.handle: Any = None
+
+    def __enter__(self) -> _Slot:
+        import fcntl
+        import os
+
+        limiter = self.limiter
+        limiter.wait_pause()
+        if limiter.max_in_flight:
+            while self.handle is None:
+                for k in range(limiter.max_in_flight):
+                    handle = open(os.path.join(limiter.root, f"slot-{k}"), "a+b")
+                    try:
+                        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError:
+                        handle.close()
+                        continue
+                    self.handle = handle
+                    break
+                else:
+                    time.sleep(limiter.POLL)
+        limiter._update("calls", lambda v: v + 1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.handle.close()  # closing the file drops the flock
+            self.handle = None

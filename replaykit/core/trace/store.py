@@ -68,9 +68,10 @@ def _ensure_private_dir(path: Path) -> None:
 class RunWriter:
     """Appends events to one run file. Thread-safe; one ``os.write`` per event."""
 
-    def __init__(self, path: Path, header: RunHeader, *, exist_ok: bool = False) -> None:
+    def __init__(self, path: Path, header: RunHeader, *, exist_ok: bool = False, durable: bool = True) -> None:
         self.path = path
         self.header = header
+        self.durable = durable  # False: no fsync (a scratch run thrown away after reading it)
         self._lock = threading.Lock()
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if not exist_ok:
@@ -134,14 +135,15 @@ class RunWriter:
 
     def sync(self) -> None:
         with self._lock:
-            if self._fd is not None:
+            if self._fd is not None and self.durable:
                 os.fsync(self._fd)
 
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
                 try:
-                    os.fsync(self._fd)
+                    if self.durable:
+                        os.fsync(self._fd)
                 finally:
                     os.close(self._fd)
                     self._fd = None
@@ -188,10 +190,12 @@ def _open_for_append(path: Path, flags: int) -> int:
 
 
 class RunStore:
-    """A directory of run files."""
+    """A directory of run files. ``durable=False``: a scratch store whose writers never fsync (runs made
+    only to be read back and thrown away, such as ``eval``'s offline controls)."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, durable: bool = True) -> None:
         self.root = Path(root).expanduser() if root is not None else default_store_root()
+        self.durable = durable
 
     def ensure(self) -> Path:
         _ensure_private_dir(self.root)
@@ -205,7 +209,7 @@ class RunStore:
 
     def create(self, header: RunHeader) -> RunWriter:
         self.ensure()
-        return RunWriter(self.path_for(header.run_id), header)
+        return RunWriter(self.path_for(header.run_id), header, durable=self.durable)
 
     def resolve(self, ref: str) -> Path:
         """A RUN argument: a run id in this store, or a path to a trace file."""
