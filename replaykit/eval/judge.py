@@ -65,7 +65,12 @@ def cuts(run: Run, at: str | int) -> list[tuple[int, int | None]]:
 
 
 def control(run: Run, engine: str) -> str | None:
-    """Play ``run`` offline in ``engine``; None when it reproduces the record, else why not (one line)."""
+    """Play ``run`` offline in ``engine``; None when it reproduces the record, else why not (one line).
+
+    A recording that did not complete has no recorded answer to judge a candidate against (an offline play
+    reproduces its failure, but "same answer" means nothing there): it is not replayable as an eval case."""
+    if run.status != "completed":
+        return f"the recording ended {run.status}: no recorded answer to judge a candidate against"
     with tempfile.TemporaryDirectory(prefix="replaykit-eval-control-") as scratch:
         store = RunStore(Path(scratch), durable=False)
         try:
