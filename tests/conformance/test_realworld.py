@@ -47,8 +47,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
         "otel/agentevals-kagent-tempo-batches.json",
         "openai-chat/otelcontrib-openai-v2-test_chat_completion_tool_calls_with_content.json",
         "openai-chat/pydantic-ai-test_multiple_agent_tool_calls.json",
-        "openai-responses/otelcontrib-openai-v2-test_responses_create_reports_reasoning_tokens.json",
-        "hermes-trajectory/hermeswith-trajectory_samples.jsonl")},
+        "openai-responses/otelcontrib-openai-v2-test_responses_create_reports_reasoning_tokens.json")},
 }
 #: engines (and code exports) whose loop starts from the user's input: they cannot express a run whose
 #: first model call was sent no message at all (two OpenInference logs begin so)
