@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.ir import Event, RunHeader
@@ -29,3 +31,24 @@ def read_import_text(path: Path) -> str:
         return path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"cannot read {path} as UTF-8 text: {exc}") from exc
+
+
+def read_json_documents(path: Path, expected: str) -> list[tuple[str, Any]]:
+    """An import file as one JSON document, else as JSON lines: ``(where, document)`` pairs, ``where``
+    naming the file (and line) for errors. ``expected`` says what an empty file should have held."""
+    text = read_import_text(path)
+    if not text.strip():
+        raise BadInput(f"{path.name}: empty file (expected {expected})")
+    try:
+        return [(path.name, json.loads(text))]
+    except (ValueError, RecursionError) as whole:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if len(lines) < 2:
+            raise BadInput(f"{path.name}: not valid JSON ({whole}); truncated?") from whole
+    out = []
+    for number, line in lines:
+        try:
+            out.append((f"{path.name}:{number}", json.loads(line)))
+        except (ValueError, RecursionError) as exc:
+            raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from exc
+    return out

@@ -29,7 +29,7 @@ from typing import Any
 
 from replaykit import __version__
 from replaykit.adapters import platform_messages as pm
-from replaykit.adapters.base import ImportedRun, read_import_text
+from replaykit.adapters.base import ImportedRun, read_json_documents
 from replaykit.adapters.platform_runs import (
     LlmStep,
     OpaqueStep,
@@ -98,24 +98,6 @@ def _snake(camel: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
 
 
-def _documents(path: Path) -> list[tuple[str, Any]]:
-    text = read_import_text(path)
-    if not text.strip():
-        raise BadInput(f"{path.name}: empty file (expected Langfuse traces or observations as JSON)")
-    try:
-        return [(path.name, json.loads(text))]
-    except (ValueError, RecursionError) as whole:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        if len(lines) < 2:
-            raise BadInput(f"{path.name}: not valid JSON ({whole}); truncated?") from whole
-    out = []
-    for number, line in lines:
-        try:
-            out.append((f"{path.name}:{number}", json.loads(line)))
-        except (ValueError, RecursionError) as exc:
-            raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from exc
-    return out
-
 
 def _is_observation(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("type"), str) and _get(obj, "startTime") is not None \
@@ -145,7 +127,7 @@ def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
             raise BadInput(f"{where}: not a Langfuse trace or observation (expected an observations page "
                            "{\"data\": [...]}, a trace with observations, or a list of them)")
 
-    for where, document in _documents(path):
+    for where, document in read_json_documents(path, "Langfuse traces or observations as JSON"):
         items = document.get("data") if isinstance(document, dict) and isinstance(document.get("data"), list) \
             else document
         if isinstance(items, list):

@@ -17,13 +17,12 @@ body, the ChatCompletion). Every event is ``reconstructed``; see ``replaykit.ada
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 from replaykit import __version__
 from replaykit.adapters import platform_messages as pm
-from replaykit.adapters.base import ImportedRun, read_import_text
+from replaykit.adapters.base import ImportedRun, read_json_documents
 from replaykit.adapters.platform_runs import (
     LlmStep,
     OpaqueStep,
@@ -73,24 +72,6 @@ def _import(path: Path) -> list[ImportedRun]:
 # ------------------------------------------------------------------------------------------- reading
 
 
-def _documents(path: Path) -> list[tuple[str, Any]]:
-    text = read_import_text(path)
-    if not text.strip():
-        raise BadInput(f"{path.name}: empty file (expected LangSmith runs as JSON or JSONL)")
-    try:
-        return [(path.name, json.loads(text))]
-    except (ValueError, RecursionError) as whole:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        if len(lines) < 2:
-            raise BadInput(f"{path.name}: not valid JSON ({whole}); truncated?") from whole
-    out = []
-    for number, line in lines:
-        try:
-            out.append((f"{path.name}:{number}", json.loads(line)))
-        except (ValueError, RecursionError) as exc:
-            raise BadInput(f"{path.name}:{number}: not valid JSON ({exc}); truncated?") from exc
-    return out
-
 
 def _read(path: Path) -> list[dict[str, Any]]:
     runs: list[dict[str, Any]] = []
@@ -112,7 +93,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
                   "parent_run_id": child.get("parent_run_id") or run["id"]},
                  f"{where}: child {index + 1}", depth + 1)
 
-    for where, document in _documents(path):
+    for where, document in read_json_documents(path, "LangSmith runs as JSON or JSONL"):
         items = document.get("runs") if isinstance(document, dict) and isinstance(document.get("runs"), list) \
             else document
         if isinstance(items, list):
