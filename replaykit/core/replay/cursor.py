@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from replaykit.core.replay import serve
+from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
     Edit,
     LLMCallEvent,
@@ -70,6 +71,9 @@ class LLMDecision:
     step: int | None
     response: LLMResponse | None = None
     reason: str = ""
+    #: a served step recorded as a stream: the SSE chunks served, one per recorded frame, in order
+    #: (already paced by the cursor's ``stream_timing``); None for a response without frames
+    stream: list[bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,9 @@ class ReplayCursor:
     ``reference``: runs searched by ``recorded_tool`` for a matching tool call in the live part (the
     original run a branch came from; defaults to ``record``). ``compare_tools``: also require the offered
     tool declarations to match at served positions (engines whose tool descriptions differ from the
-    source framework's pass False).
+    source framework's pass False). ``stream_timing``: how a served step recorded as a stream is served
+    (``frames.play``: ``fast``, every frame at once; ``recorded``, the recorded gap before each frame,
+    waited with ``sleep``), before ``llm`` returns it.
     """
 
     def __init__(
@@ -119,8 +125,12 @@ class ReplayCursor:
         reference: Sequence[Run] = (),
         compare_tools: bool = False,
         offline: bool = False,
+        stream_timing: str = "fast",
+        sleep: Callable[[float], Any] = time.sleep,
     ) -> None:
         self.record = record
+        self.stream_timing = frames.check_timing(stream_timing)
+        self._sleep = sleep
         # offline (``play --offline``): nothing may go live; a desync ends the turn synthetically.
         self.offline = offline
         # cut=None: a pure replay; past the end of the record only synthetic answers are given.
@@ -162,7 +172,17 @@ class ReplayCursor:
     def llm(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None,
             **record_kw: Any) -> LLMDecision:
         """Decide how to answer the next LLM request (see the module docstring). Served and synthetic
-        answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
+        answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...).
+        A served answer recorded as a stream is served frame by frame first (outside the lock: pacing
+        never holds up another thread's tool calls)."""
+        decision = self._decide_llm(messages, tools, record_kw)
+        if decision.action != "serve" or decision.response is None:
+            return decision
+        chunks = frames.replayed(decision.response, self.stream_timing, self._sleep)
+        return decision if chunks is None else replace(decision, stream=chunks)
+
+    def _decide_llm(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                    record_kw: dict[str, Any]) -> LLMDecision:
         with self._lock:
             state = self._state
             if state.live and self.offline:

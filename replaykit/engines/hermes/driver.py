@@ -267,6 +267,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         allow_destructive=bool(spec.get("allow_destructive")), stale_timeout=spec.get("stale_timeout"),
         store=RunStore(spec["store"]), cut=spec.get("cut"), serve_only=bool(spec.get("serve_only")),
         max_iterations=int(spec.get("max_iterations") or 50), run_id=spec.get("run_id"),
+        stream_timing=str(spec.get("stream_timing") or "fast"),
     )
     session = start_play(source, options, engine="hermes", framework_version=hermes_version)
     cursor = session.cursor
