@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replaykit.cli._common import add_json, add_store, add_stream_timing, load_run, open_store, print_json, stream_timing
+from replaykit.cli._common import (
+    add_json,
+    add_store,
+    add_stream_timing,
+    load_run,
+    open_store,
+    print_json,
+    stream_timing,
+)
 from replaykit.engines import ENGINES
 
 

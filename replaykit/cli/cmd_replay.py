@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from replaykit.cli._common import add_json, add_store, add_stream_timing, console, open_store, print_json, stream_timing
+from replaykit.cli._common import (
+    add_json,
+    add_store,
+    add_stream_timing,
+    console,
+    open_store,
+    print_json,
+    stream_timing,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -105,6 +105,16 @@ def test_play_offline_recorded_timing(recorded: tuple[Path, list[dict[str, Any]]
     assert stream is not None and stream.payloads == client_chunks  # the played run keeps the frames
 
 
+def test_hermes_child_gets_the_stream_timing(recorded: tuple[Path, list[dict[str, Any]]], tmp_path: Path) -> None:
+    """The Hermes engine's cursor lives in a child process: the pacing travels in its spec."""
+    from replaykit.core.replay.play import PlayOptions
+    from replaykit.engines.hermes.engine import build_spec
+
+    path, _ = recorded
+    spec = build_spec(Run.load(path), PlayOptions(serve_only=True, stream_timing="recorded"), path)
+    assert spec["stream_timing"] == "recorded"
+
+
 @pytest.mark.parametrize("argv", [["replay", "RUN", "--stream-timing", "slow"],
                                   ["play", "RUN", "--engine", "openai", "--offline", "--stream-timing", "slow"]])
 def test_bad_stream_timing_is_one_line_exit_2(recorded: tuple[Path, list[dict[str, Any]]], argv: list[str],
