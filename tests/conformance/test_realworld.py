@@ -37,8 +37,6 @@ REFUSALS = [e for e in ENTRIES if e["expect"] == "may-refuse"]
 
 #: (engine, file) cells that do not conform yet, with why (strict: such a cell fails once it passes)
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("langgraph", "openai-chat/pydantic-ai-test_image_url_tool_response.json"):
-        "input added inside a turn (cursor.recorded_input) is handed over by the openai engine only",
     ("hermes", "openai-chat/pydantic-ai-test_image_url_tool_response.json"):
         "input added inside a turn (cursor.recorded_input) is handed over by the openai engine only",
     # The Hermes engine (a real AIAgent in a child process) ends these plays early or sends another

@@ -146,6 +146,7 @@ class ReplayCursor:
                  for s in record.steps)
         self._state = serve.ServeState(serve.rounds_of(steps), len(record.steps), cut)
         self._used_reference: set[str] = set()
+        self._taken: list[str] = []  # user messages handed over inside a turn (``take_recorded_input``)
         self._t0 = time.monotonic()
 
     # ------------------------------------------------------------------------------------- state
@@ -244,6 +245,31 @@ class ReplayCursor:
             if head + tail != len(messages) or not all(_is_input(m) for m in added):
                 return none
             return head, added
+
+    def take_recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+        """``recorded_input`` for an engine that hands the input over: each user message in it starts a
+        turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it)."""
+        at, given = self.recorded_input(messages)
+        with self._lock:
+            for message in given:
+                if message.role == "user":
+                    self._taken.append(serve.request_fingerprint([message]))
+                    if self.recorder is not None:
+                        self.recorder.turn_start(message, provenance=Provenance.SERVED)
+        return at, given
+
+    def next_turn(self, pending: list[Message]) -> Message | None:
+        """The next of ``pending`` (later user turns, popped in order) not already handed over inside a
+        turn by ``take_recorded_input``; None when none is left."""
+        with self._lock:
+            while pending:
+                message = pending.pop(0)
+                key = serve.request_fingerprint([message])
+                if key in self._taken:
+                    self._taken.remove(key)
+                    continue
+                return message
+        return None
 
     def live_llm(self, messages: Sequence[Message], response: LLMResponse,
                  tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:

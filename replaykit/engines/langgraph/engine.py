@@ -63,6 +63,11 @@ class CursorModelNode:
         rt = self.rt
         lc_messages = state["messages"]
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
+        # Input the application added inside the turn (an image a tool returned, sent as a user message
+        # after its result): into the request and into the graph's state, as the record has it.
+        at, given = self.cursor.take_recorded_input(messages)
+        update = _inserted(rt, lc_messages, at, given)
+        messages[at:at] = given
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
             response = self._live(messages, decision)
@@ -70,9 +75,9 @@ class CursorModelNode:
         else:
             response = decision.response
             provenance = "served" if decision.action == "serve" else "synthetic"
-        message = rt.ir_to_lc(_dump(response.message), rt.message_id(len(lc_messages)), provenance,
+        message = rt.ir_to_lc(_dump(response.message), rt.message_id(len(messages)), provenance,
                               step=decision.step if decision.action == "serve" else None)
-        return {"messages": [message]}
+        return {"messages": [*update, message]}
 
     def _live(self, messages: list[Message], decision: Any) -> Any:
         """One live call within the turn's budget; the grace call offers no tools and its answer, as the
@@ -90,6 +95,22 @@ class CursorModelNode:
             parts = [p for p in response.message.parts if p.type != "tool_call"]
             response = response.model_copy(update={"message": response.message.model_copy(update={"parts": parts})})
         return response
+
+
+def _inserted(rt: Any, lc_messages: list[Any], at: int, given: list[Message]) -> list[Any]:
+    """The state update that puts ``given`` at ``at`` (the graph's ids stay positional): appended at the
+    end, else the whole list again with the later messages moved up."""
+    if not given:
+        return []
+    added = [rt.ir_to_lc(_dump(m), rt.message_id(at + i), "recorded") for i, m in enumerate(given)]
+    if at == len(lc_messages):
+        return added
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    merged = [*lc_messages[:at], *added, *lc_messages[at:]]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES),
+            *(m.model_copy(update={"id": rt.message_id(i)}) for i, m in enumerate(merged))]
 
 
 class CursorToolRouter:
@@ -227,7 +248,8 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
     _turn_end(rt, cursor, messages, budget)
-    for user in cursor.user_turns()[1:]:  # the first turn is in the first request
+    pending = cursor.user_turns()[1:]  # the first turn is in the first request
+    while (user := cursor.next_turn(pending)) is not None:
         if recorder is not None:
             recorder.turn_start(user, provenance=Provenance.SERVED)
         new = [rt.ir_to_lc(_dump(user), rt.message_id(len(messages)), "recorded")]
