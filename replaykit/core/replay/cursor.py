@@ -147,6 +147,7 @@ class ReplayCursor:
         self._state = serve.ServeState(serve.rounds_of(steps), len(record.steps), cut)
         self._used_reference: set[str] = set()
         self._taken: list[str] = []  # user messages handed over inside a turn (``take_recorded_input``)
+        self._handed: set[tuple[int, str]] = set()  # ... and where in the request they were put
         self._t0 = time.monotonic()
 
     # ------------------------------------------------------------------------------------- state
@@ -224,14 +225,8 @@ class ReplayCursor:
         ``llm`` reports the desync as usual)."""
         none: tuple[int, list[Message]] = (len(messages), [])
         with self._lock:
-            state = self._state
-            if state.live or state.exhausted:
-                return none
-            rnd = state.rounds[state.next_round]
-            if rnd.llm_step >= self.cut:
-                return none
-            recorded = self.record.request_messages(rnd.llm)
-            if len(recorded) <= len(messages):  # nothing was added (the common case costs nothing more)
+            recorded = self.next_request()
+            if recorded is None or len(recorded) <= len(messages):  # nothing added: the common case
                 return none
             keys_r = [serve.request_fingerprint([m]) for m in recorded]
             keys_m = [serve.request_fingerprint([m]) for m in messages]
@@ -246,16 +241,33 @@ class ReplayCursor:
                 return none
             return head, added
 
+    def next_request(self) -> list[Message] | None:
+        """The recorded messages of the next LLM request the cursor will serve (None when it will not
+        serve one: live, past the cut, or the record has ended)."""
+        with self._lock:
+            state = self._state
+            if state.live or state.exhausted:
+                return None
+            rnd = state.rounds[state.next_round]
+            if rnd.llm_step >= self.cut:
+                return None
+            return self.record.request_messages(rnd.llm)
+
     def take_recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
         """``recorded_input`` for an engine that hands the input over: each user message in it starts a
-        turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it)."""
+        turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it).
+        Input handed over again at the same place (an engine whose own history does not keep it, such as
+        Hermes's loop, is missing it from every later request too) starts no second turn."""
         at, given = self.recorded_input(messages)
         with self._lock:
-            for message in given:
-                if message.role == "user":
-                    self._taken.append(serve.request_fingerprint([message]))
-                    if self.recorder is not None:
-                        self.recorder.turn_start(message, provenance=Provenance.SERVED)
+            for offset, message in enumerate(given):
+                key = serve.request_fingerprint([message])
+                if message.role != "user" or (at + offset, key) in self._handed:
+                    continue
+                self._handed.add((at + offset, key))
+                self._taken.append(key)
+                if self.recorder is not None:
+                    self.recorder.turn_start(message, provenance=Provenance.SERVED)
         return at, given
 
     def next_turn(self, pending: list[Message]) -> Message | None:
