@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.cursor import ReplayCursor, with_input
 from replaykit.core.replay.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.replay.live_tools import LiveTools, tool_implementations
 from replaykit.core.replay.play import PlayOptions, PlayResult, start_play
@@ -71,8 +71,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             call_params = dict(params)
             call_tools = tools
             state = "ok"  # the budget bounds live calls: a served prefix is the record's, however long
-            at, given = cursor.take_recorded_input(messages)  # input the application added inside the turn
-            messages[at:at] = given
+            messages[:] = with_input(messages, cursor.take_recorded_input(messages))  # added inside the turn
             decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response

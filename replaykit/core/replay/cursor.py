@@ -214,32 +214,32 @@ class ReplayCursor:
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)
 
-    def recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+    def recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
         """Messages the application put into the record's next request that an engine's own loop does
-        not produce, and where: ``(index, messages)`` to insert at ``index`` (``messages[index:index]``).
-        Such input is user or system text and media, or an assistant message the model did not write:
-        the image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
-        handoff after a context summarization; two user messages in a row; an assistant turn Hermes's
-        ``inject_message`` added. ``(len(messages), [])`` when there is none, when the next request is
+        not produce, and where: ``(index, message)`` pairs, ``index`` being the message's place in the
+        request once all are in (ascending; ``with_input`` puts them there). Such input is user or system
+        text and media, or an assistant message the model did not write: the image a PydanticAI tool
+        returned, sent as a user message after the tool result; Terminus-2's handoff after a context
+        summarization; two user messages in a row; an assistant turn Hermes's ``inject_message`` added.
+        Several places at once are found (an engine whose history does not keep earlier input, such as
+        Hermes's, misses it again in later requests). Empty when there is none, when the next request is
         live or past the record, or when the record differs from ``messages`` in anything else (then
         ``llm`` reports the desync as usual)."""
-        none: tuple[int, list[Message]] = (len(messages), [])
         with self._lock:
             recorded = self.next_request()
             if recorded is None or len(recorded) <= len(messages):  # nothing added: the common case
-                return none
-            keys_r = [serve.request_fingerprint([m]) for m in recorded]
-            keys_m = [serve.request_fingerprint([m]) for m in messages]
-            head = 0
-            while head < len(keys_m) and keys_m[head] == keys_r[head]:
-                head += 1
-            tail = 0
-            while tail < len(keys_m) - head and keys_m[-1 - tail] == keys_r[-1 - tail]:
-                tail += 1
-            added = list(recorded[head:len(recorded) - tail])
-            if head + tail != len(messages) or not all(_is_input(m) for m in added):
-                return none
-            return head, added
+                return []
+            keys = [serve.request_fingerprint([m]) for m in messages]
+            found: list[tuple[int, Message]] = []
+            j = 0
+            for i, message in enumerate(recorded):  # ``messages`` must be a subsequence of the record
+                if j < len(keys) and serve.request_fingerprint([message]) == keys[j]:
+                    j += 1
+                elif _is_input(message):
+                    found.append((i, message))
+                else:
+                    return []
+            return found if j == len(keys) else []
 
     def next_request(self) -> list[Message] | None:
         """The recorded messages of the next LLM request the cursor will serve (None when it will not
@@ -253,22 +253,22 @@ class ReplayCursor:
                 return None
             return self.record.request_messages(rnd.llm)
 
-    def take_recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+    def take_recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
         """``recorded_input`` for an engine that hands the input over: each user message in it starts a
         turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it).
         Input handed over again at the same place (an engine whose own history does not keep it, such as
         Hermes's loop, is missing it from every later request too) starts no second turn."""
-        at, given = self.recorded_input(messages)
+        found = self.recorded_input(messages)
         with self._lock:
-            for offset, message in enumerate(given):
+            for index, message in found:
                 key = serve.request_fingerprint([message])
-                if message.role != "user" or (at + offset, key) in self._handed:
+                if message.role != "user" or (index, key) in self._handed:
                     continue
-                self._handed.add((at + offset, key))
+                self._handed.add((index, key))
                 self._taken.append(key)
                 if self.recorder is not None:
                     self.recorder.turn_start(message, provenance=Provenance.SERVED)
-        return at, given
+        return found
 
     def next_turn(self, pending: list[Message]) -> Message | None:
         """The next of ``pending`` (later user turns, popped in order) not already handed over inside a
@@ -390,6 +390,14 @@ class ReplayCursor:
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)
         return LLMDecision("synthetic", None, response=response, reason="record ended")
+
+
+def with_input(messages: Sequence[Message], found: Sequence[tuple[int, Message]]) -> list[Message]:
+    """``messages`` with the input ``recorded_input`` found put in place (each at its index)."""
+    out = list(messages)
+    for index, message in found:  # ascending: each index counts the ones put in before it
+        out.insert(index, message)
+    return out
 
 
 def _is_input(message: Message) -> bool:

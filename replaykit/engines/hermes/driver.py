@@ -16,7 +16,7 @@ from typing import Any
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.cursor import ReplayCursor, with_input
 from replaykit.core.replay.live_tools import LiveTools
 from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
 from replaykit.core.replay.resilience import classify
@@ -149,8 +149,7 @@ class PlayMiddleware:
         # message), and input the application added inside the turn (Hermes's history never holds it,
         # so it is missing from each later request too), are put back as the record has them.
         messages = restore_stripped(decoded.messages, self.cursor.next_request())
-        at, given = self.cursor.take_recorded_input(messages)
-        messages[at:at] = given
+        messages = with_input(messages, self.cursor.take_recorded_input(messages))
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1
