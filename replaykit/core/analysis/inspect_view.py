@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replaykit.core.analysis import cost
 from replaykit.core.analysis.endpoint import local_host
@@ -36,7 +36,7 @@ from replaykit.core.trace.store_index import (
     SCHEMA_VERSION,
     ReadReport,
     SameFiller,
-    event_lines,
+    event_lines_at,
     open_trace,
     read_raw_header,
 )
@@ -86,6 +86,8 @@ class InspectView:
     health: Health
     report: ReadReport | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    #: the run's known cost in USD (None: unknown, or not priced); what the health score was given
+    cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary, "timeline": self.rows, **self.extras, "health": self.health.to_json()}
@@ -137,12 +139,13 @@ def _lineage_json(lineage: dict[str, Any]) -> dict[str, Any]:
 class _Inspector:
     """One pass: feed the header, then every event, then ``view()``."""
 
-    def __init__(self, header: dict[str, Any], *, include_bookkeeping: bool, raw: bool, with_cost: bool) -> None:
+    def __init__(self, header: dict[str, Any], *, include_bookkeeping: bool, raw: bool, with_cost: bool,
+                 window: tuple[int, int] | None = None) -> None:
         self.raw = raw  # lines straight from the file: check their structure and references
         if raw:
             _check_header(header)
         self.header = header
-        self.timeline = Timeline(include_bookkeeping=include_bookkeeping)
+        self.timeline = Timeline(include_bookkeeping=include_bookkeeping, window=window)
         self.health = HealthTally(header)
         self.cost = _KnownCost(header) if with_cost else None
         self.events = 0
@@ -239,8 +242,8 @@ class _Inspector:
             "final_answer": self.final_answer,
             "duration": round(self.end, 6),
         }
-        health = self.health.health(cost=None if self.cost is None else self.cost.value)
-        return InspectView(summary, self.timeline.rows, health, report)
+        known = None if self.cost is None else self.cost.value
+        return InspectView(summary, self.timeline.rows, self.health.health(cost=known), report, cost=known)
 
 
 def _check_header(header: dict[str, Any]) -> None:
@@ -260,8 +263,17 @@ def _check_header(header: dict[str, Any]) -> None:
             raise NeedsFullReader("unexpected lineage")
 
 
-def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
-    """Inspect a trace file in one streaming pass (raises ``NeedsFullReader``, see the module doc)."""
+class LineObserver(Protocol):
+    def __call__(self, lineno: int, offset: int, event: dict[str, Any], fill: SameFiller) -> None:
+        """Called with each event line's number, offset and JSON before it is filled in and counted (so
+        ``fill.state()`` is the state a reader starting at this line restores)."""
+
+
+def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True,
+                  window: tuple[int, int] | None = None, observer: LineObserver | None = None) -> InspectView:
+    """Inspect a trace file in one streaming pass (raises ``NeedsFullReader``, see the module doc).
+    ``window``: keep only the timeline rows ``start <= n < stop`` (every row is still counted);
+    ``observer``: sees every event line (``core/analysis/run_index.py`` builds its index from them)."""
     from replaykit.core.trace.migrate import migrate_event
 
     report = ReadReport(path)
@@ -272,9 +284,10 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
         try:
             header = read_raw_header(handle, path)
             version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
-            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
+            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost,
+                                   window=window)
             fill = SameFiller(raw=True)  # schema 2: what ``same`` correlations and requests leave out
-            for lineno, line, _is_last, complete in event_lines(handle, path):
+            for lineno, offset, line, _is_last, complete in event_lines_at(handle, path):
                 try:
                     event = json.loads(line)
                 except ValueError:
@@ -285,6 +298,8 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
                 if version != SCHEMA_VERSION and isinstance(event, dict):
                     event = migrate_event(event, version)
                 try:
+                    if observer is not None:
+                        observer(lineno, offset, event, fill)
                     fill(event)
                     inspector.add(event)
                 except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -294,12 +309,24 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
     return inspector.view(report)
 
 
-def inspect_run(run: Run, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
+def inspect_run(run: Run, *, include_bookkeeping: bool = False, with_cost: bool = True,
+                window: tuple[int, int] | None = None) -> InspectView:
     """The same view of a loaded (validated) run."""
     from replaykit.core.trace import jsonsafe
 
     inspector = _Inspector(jsonsafe.model_data(run.header, exclude_none=True), include_bookkeeping=include_bookkeeping,
-                           raw=False, with_cost=with_cost)
+                           raw=False, with_cost=with_cost, window=window)
     for event in run.events:
         inspector.add(event_data(event))
     return inspector.view(run.report)
+
+
+def inspect_file(path: Path, *, with_cost: bool = True, window: tuple[int, int] | None = None) -> InspectView:
+    """``inspect_trace``, or the same view through the validating reader when the fast pass cannot vouch
+    for the file (``NeedsFullReader``): what a list of runs shows per run. Raises what ``Run.load`` raises."""
+    try:
+        return inspect_trace(path, with_cost=with_cost, window=window)
+    except NeedsFullReader:
+        from replaykit.core.trace.run import Run
+
+        return inspect_run(Run.load(path), with_cost=with_cost, window=window)
