@@ -12,7 +12,16 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from replaykit.core.trace.ir import LLMResponse, Message, RunHeader, Source, TextPart, ToolCallPart, ToolSpec, Usage
+from replaykit.core.trace.ir import (
+    LLMResponse,
+    Message,
+    RunHeader,
+    Source,
+    TextPart,
+    ToolCallPart,
+    ToolSpec,
+    Usage,
+)
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.store import RunStore
 
@@ -73,3 +82,26 @@ def write_tool_loop_run(store: RunStore, run_id: str, n_tool_steps: int, *, per_
     recorder.run_end(f"Done after {k} tool calls", t=t)
     recorder.close()
     return store.path_for(run_id)
+
+
+def stamp_copies(root: Path, template: Path, count: int, *, prefix: str = "run", branch_every: int = 0,
+                 start: int = 0) -> list[str]:
+    """Write ``count`` copies of the run file ``template`` into the store directory ``root``, each with its
+    own id (``{prefix}-{n:05d}``), date, title and tag; with ``branch_every`` N, every N-th copy is a
+    branch of the copy before it (listed under it). A store of thousands of runs in a second; returns the ids."""
+    lines = template.read_bytes().splitlines(keepends=True)
+    header, body = json.loads(lines[0]), b"".join(lines[1:])
+    ids: list[str] = []
+    parent: str | None = None
+    for n in range(start, start + count):
+        run_id = f"{prefix}-{n:05d}"
+        stamped = dict(header, run_id=run_id, title=f"task {n}", tags=[f"batch-{n % 50}"],
+                       created_at=f"2026-{1 + n % 12:02d}-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00Z")
+        if branch_every and n % branch_every == branch_every - 1 and parent is not None:
+            stamped["lineage"] = {"relation": "branch", "parent_run_id": parent, "parent_step": 1}
+        else:
+            stamped.pop("lineage", None)
+            parent = run_id
+        (root / f"{run_id}.jsonl").write_bytes(json.dumps(stamped).encode() + b"\n" + body)
+        ids.append(run_id)
+    return ids

@@ -22,6 +22,7 @@ from replaykit.viewer.catalog import MAX_PAGE_SIZE, PAGE_SIZE, Catalog, Query
 from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
 from replaykit.viewer.run_views import (
     MESSAGES_PER_PAGE,
+    PRICE_LIMIT,
     ROWS_PER_PAGE,
     PageOutOfRange,
     RunView,
@@ -151,6 +152,9 @@ def run_summary(run: RunView) -> dict[str, Any]:
     priced = find_spec("genai_prices") is not None
     cost = ("unknown" if run.cost is None else f"${run.cost:.6f}") if priced else \
         "unavailable (genai-prices not installed)"
+    if run.cost_skipped:
+        cost = (f"not computed on this page ({run.llm_calls:,} LLM calls; the page prices at most "
+                f"{PRICE_LIMIT:,}): replaykit cost {run.run_id}")
     return {"health_html": health_block(run.health), "graph_svg": loop_svg(run.llm_calls, run.steps - run.llm_calls),
             "cost": cost}
 

@@ -39,6 +39,9 @@ INLINE_CHAIN = 8
 MESSAGES_PER_PAGE = 200
 #: Timeline rows of a subagent's run shown nested under the event that launched it.
 CHILD_ROWS = 200
+#: The run page prices at most this many LLM calls (genai-prices takes about 0.3 ms a call: 11,000 calls
+#: would be 3 s); past it the cost line points to ``replaykit cost``.
+PRICE_LIMIT = 1000
 
 
 class PageOutOfRange(BadInput):
@@ -72,6 +75,7 @@ class RunView:
     rows: int  # timeline rows over the whole run
     health: Health
     cost: float | None
+    cost_skipped: bool = False
     index: RunIndex | None = None
     run: Run | None = None  # (read through the validating reader)
     mtime: float = 0.0
@@ -119,7 +123,7 @@ class RunViews:
     @staticmethod
     def _build(path: Path) -> RunView:
         try:
-            index = RunIndex.build(path)
+            index = RunIndex.build(path, price_limit=PRICE_LIMIT)
         except NeedsFullReader:
             run = Run.load(path)
             inspected = inspect_run(run)
@@ -131,7 +135,7 @@ class RunViews:
         info = index.view.summary
         return RunView(info["run_id"], _header(index.header), info["status"], info["model"], info["steps"],
                        index.llm_calls, info["duration"], info["failing_step"], info["final_answer"], index.rows,
-                       index.view.health, index.view.cost, index=index)
+                       index.view.health, index.view.cost, index.view.cost_skipped, index=index)
 
     # ---------------------------------------------------------------------------------- subagents
 
