@@ -9,7 +9,6 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,8 @@ from replaykit.testing.long_runs import stamp_copies, write_tool_loop_run
 pytest.importorskip("starlette")
 pytest.importorskip("jinja2")
 
-from replaykit.viewer.run_views import INLINE_MESSAGES, MESSAGES_PER_PAGE, ROWS_PER_PAGE  # noqa: E402
-from replaykit.viewer.server import ViewerServer  # noqa: E402
+from replaykit.viewer.run_views import INLINE_MESSAGES, MESSAGES_PER_PAGE, ROWS_PER_PAGE
+from replaykit.viewer.server import ViewerServer
 
 TOOL_STEPS = 2000
 SHORT_RUNS = 250
