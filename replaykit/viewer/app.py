@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl, urlencode
 from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
-from replaykit.viewer.catalog import MAX_PAGE_SIZE, PAGE_SIZE, Catalog, Query
+from replaykit.viewer.catalog import MAX_PAGE_SIZE, PAGE_SIZE, Catalog, Query, RunRow
 from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
 from replaykit.viewer.run_views import (
     MESSAGES_PER_PAGE,
@@ -56,13 +56,14 @@ class Viewer:
             self._last_play = {"engine": form.engine, "base_url": form.base_url, "model": form.model,
                                "api_key_env": form.api_key_env or ""}
 
-    def play_defaults(self, run: RunView) -> dict[str, str]:
+    def play_defaults(self, run: RunView, descendants: list[RunRow] | None = None) -> dict[str, str]:
         """What the play form starts with: the last play made here, else the endpoint and model this
         run (a play) or its newest play was made against, else the engine alone."""
         if self._last_play:
             return dict(self._last_play)
         candidates = [run.header] if run.header.lineage is not None and run.header.lineage.relation == "play" else []
-        newest = sorted((r for r in self.catalog.entries() if r.parent_run_id == run.run_id and r.relation == "play"),
+        children = self.catalog.entries() if descendants is None else descendants
+        newest = sorted((r for r in children if r.parent_run_id == run.run_id and r.relation == "play"),
                         key=lambda r: r.created_at, reverse=True)
         for row in newest[:1]:
             try:
@@ -215,7 +216,7 @@ def build_app(viewer: Viewer) -> Any:
             listing = viewer.catalog.page(query, number, limit)
         except BadInput as exc:
             return failed(request, exc)
-        entries = viewer.catalog.entries()
+        entries = listing.entries
         facets = {
             "framework": sorted({r.framework for r in entries}),
             "model": sorted({r.model for r in entries if r.model}),
@@ -246,7 +247,8 @@ def build_app(viewer: Viewer) -> Any:
         descendants = [r for r in viewer.catalog.entries() if r.parent_run_id == run.run_id]
         return page(request, "run.html", title=f"run {run.run_id}", run=run, rows=rows, children=children,
                     lineage=run.header.lineage, recording=recording, provenances=PROVENANCES,
-                    descendants=descendants, summary=run_summary(run), play_defaults=viewer.play_defaults(run),
+                    descendants=descendants, summary=run_summary(run),
+                    play_defaults=viewer.play_defaults(run, descendants),
                     page_number=number, pages=pages, per_page=ROWS_PER_PAGE)
 
     async def step_page(request: Request) -> Response:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,9 +81,15 @@ def _count(row: RunRow) -> None:
         # part is left out here: a list of runs must stay quick.
         row.failing_step, row.health = info["failing_step"], float(view.health.score)
     row.counted = True
-    # A branch is written whole and never gets a run_end: "incomplete" there is not "recording".
-    row.recording = (time.time() - row.mtime < RECORDING_WINDOW and row.status == "incomplete"
-                     and row.relation != "branch")
+
+
+def _mark_recording(rows: list[RunRow]) -> None:
+    """Whether each (counted) run is being recorded now: its file changed in the last minute and it has no
+    run_end. A branch is written whole and never gets a run_end: "incomplete" there is not "recording"."""
+    now = time.time()
+    for row in rows:
+        row.recording = (row.status == "incomplete" and row.relation != "branch"
+                         and now - row.mtime < RECORDING_WINDOW)
 
 
 @dataclass
@@ -95,43 +102,67 @@ class Listing:
     limit: int
     roots: int  # matching top-level rows, over all pages
     total: int  # runs in the store
+    entries: list[RunRow] = field(default_factory=list)  # every run of the store (header-level at least)
 
 
 class Catalog:
     def __init__(self, store: RunStore) -> None:
         self.store = store
-        self._cache: dict[Path, tuple[tuple[int, int], RunRow]] = {}
+        self._cache: dict[str, tuple[tuple[int, int], RunRow]] = {}
         self._lock = threading.Lock()
+        self._version = 0  # moves whenever a run appears, changes or goes
+        self._groups: dict[Any, tuple[int, list[list[RunRow]]]] = {}  # the last orders, while nothing moved
 
     def entries(self) -> list[RunRow]:
         """Every readable run of the store as a header-level row (``counted`` False until ``count``)."""
         out = []
-        seen: set[Path] = set()
+        cache = self._cache
+        seen: set[str] = set()
         for _run_id, path, info in iter_run_files(self.store.root):
             stamp = (info.st_size, info.st_mtime_ns)
             seen.add(path)
-            with self._lock:
-                cached = self._cache.get(path)
+            cached = cache.get(path)
             if cached is not None and cached[0] == stamp:
                 out.append(cached[1])
                 continue
-            summary = summary_of(path)
+            summary = summary_of(Path(path), info.st_size)
             if summary is None:
                 continue
             row = _header_row(summary, list(summary.tags), info.st_mtime)
             with self._lock:
-                self._cache[path] = (stamp, row)
+                cache[path] = (stamp, row)
+                self._version += 1
             out.append(row)
-        with self._lock:  # runs deleted since: forget them
-            for gone in set(self._cache) - seen:
-                del self._cache[gone]
+        if len(seen) != len(cache):
+            with self._lock:  # runs deleted since: forget them
+                for gone in set(cache) - seen:
+                    del cache[gone]
+                self._version += 1
         return out
+
+    def _ordered(self, rows: list[RunRow], query: Query) -> list[list[RunRow]]:
+        """``lineage_groups``, kept for the last few queries while no run file appeared, changed or went
+        (ordering 10,000 rows by lineage costs more than listing them). Counted columns only change when a
+        file does, and an order on them counts every row first."""
+        key = tuple(sorted(vars(query).items()))
+        with self._lock:
+            cached = self._groups.get(key)
+            version = self._version
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        groups = lineage_groups(rows, query)
+        with self._lock:
+            if len(self._groups) >= 8:
+                self._groups.clear()
+            self._groups[key] = (version, groups)
+        return groups
 
     @staticmethod
     def count(rows: list[RunRow]) -> None:
         for row in rows:
             if not row.counted:
                 _count(row)
+        _mark_recording(rows)
 
     def rows(self) -> list[RunRow]:
         """Every row, counted (what an order or a filter on the counted columns needs)."""
@@ -145,11 +176,11 @@ class Catalog:
         rows = self.entries()
         if query.needs_counts():
             self.count(rows)
-        groups = lineage_groups(rows, query)
+        groups = self._ordered(rows, query)
         pages = check_page(page, len(groups), limit, "matching runs")
         shown = [row for group in groups[(page - 1) * limit: page * limit] for row in group]
         self.count(shown)
-        return Listing(shown, page, pages, limit, len(groups), len(rows))
+        return Listing(shown, page, pages, limit, len(groups), len(rows), rows)
 
 
 @dataclass
@@ -208,11 +239,15 @@ class Query:
         return True
 
     def key(self, row: RunRow) -> Any:
-        return {
-            "created": row.created_at, "run": row.run_id, "framework": row.framework, "model": row.model or "",
-            "status": row.status, "steps": row.steps, "duration": row.duration,
-            "health": -1.0 if row.health is None else row.health,
-        }[self.sort]
+        return SORTS[self.sort](row)
+
+
+#: The value each order sorts rows by (one function per order, chosen once per listing).
+SORTS: dict[str, Callable[[RunRow], Any]] = {
+    "created": lambda r: r.created_at, "run": lambda r: r.run_id, "framework": lambda r: r.framework,
+    "model": lambda r: r.model or "", "status": lambda r: r.status, "steps": lambda r: r.steps,
+    "duration": lambda r: r.duration, "health": lambda r: -1.0 if r.health is None else r.health,
+}
 
 
 def lineage_tree(rows: list[RunRow], query: Query) -> list[RunRow]:
@@ -236,6 +271,7 @@ def lineage_groups(rows: list[RunRow], query: Query) -> list[list[RunRow]]:
             roots.append(row)
     groups: list[list[RunRow]] = []
     seen: set[str] = set()
+    key, desc = SORTS[query.sort], query.desc
 
     def visit(row: RunRow, depth: int, ordered: list[RunRow]) -> None:
         if row.run_id in seen:  # a lineage cycle in hand-edited files must not loop
@@ -243,10 +279,11 @@ def lineage_groups(rows: list[RunRow], query: Query) -> list[list[RunRow]]:
         seen.add(row.run_id)
         row.depth = depth
         ordered.append(row)
-        for child in sorted(row.children, key=query.key, reverse=query.desc):
-            visit(child, depth + 1, ordered)
+        if row.children:
+            for child in sorted(row.children, key=key, reverse=desc):
+                visit(child, depth + 1, ordered)
 
-    for root in sorted(roots, key=query.key, reverse=query.desc):
+    for root in sorted(roots, key=key, reverse=desc):
         group: list[RunRow] = []
         visit(root, 0, group)
         groups.append(group)

@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -191,11 +192,12 @@ def first_line(path: Path) -> bytes:
         handle.close()
 
 
-def summary_of(path: Path) -> RunSummary | None:
-    """The summary of one run file from its header line; None when it is not a readable run."""
+def summary_of(path: Path, size: int | None = None) -> RunSummary | None:
+    """The summary of one run file from its header line; None when it is not a readable run. ``size``:
+    the file's size when the caller has just ``stat``-ed it."""
     try:
         raw = json.loads(first_line(path))
-        size = path.stat().st_size
+        size = path.stat().st_size if size is None else size
     except (OSError, ValueError, EOFError, zlib.error):
         return None
     if not isinstance(raw, dict) or raw.get("kind") != "run" or raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
@@ -214,9 +216,10 @@ def summary_of(path: Path) -> RunSummary | None:
                       if isinstance(raw.get("tags"), list) else ())
 
 
-def iter_run_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
+def iter_run_files(root: Path) -> Iterator[tuple[str, str, os.stat_result]]:
     """``(run id, path, stat)`` of every file of the store directory ``root`` named like a run, by file
-    name (the naming rule of the store; whether it is a readable run is ``summary_of``'s to say)."""
+    name (the naming rule of the store; whether it is a readable run is ``summary_of``'s to say). The path
+    is a string: a listing of thousands of runs should not build thousands of ``Path`` objects."""
     if not root.is_dir():
         return
     with os.scandir(root) as entries:
@@ -226,18 +229,17 @@ def iter_run_files(root: Path) -> Iterator[tuple[str, Path, os.stat_result]]:
         if not RUN_ID_RE.fullmatch(run_id):
             continue
         try:
-            if not entry.is_file():
-                continue
             info = entry.stat()
         except OSError:
             continue
-        yield run_id, Path(entry.path), info
+        if stat.S_ISREG(info.st_mode):
+            yield run_id, entry.path, info
 
 
 def iter_summaries(root: Path) -> Iterator[RunSummary]:
     """Every readable run in the store directory ``root``, by file name."""
     for _run_id, path, _info in iter_run_files(root):
-        summary = summary_of(path)
+        summary = summary_of(Path(path))
         if summary is not None:
             yield summary
 
