@@ -87,11 +87,17 @@ class Viewer:
             raise SystemExit(f"replaykit view printed {url!r}")
         self.origin, self.token = match.group(1), match.group(2)
 
-    def get(self, path: str, **params: Any) -> tuple[float, int, int]:
-        """(seconds, HTTP status, bytes) of one page."""
+    def cpu(self) -> float:
+        """CPU seconds (user + system) the viewer process has used so far."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def get(self, path: str, **params: Any) -> tuple[float, int, int, float]:
+        """(seconds, HTTP status, bytes, the viewer's CPU seconds) of one page."""
         from urllib.parse import urlencode
 
         query = urlencode([*params.items(), ("token", self.token)])
+        cpu = self.cpu()
         started = time.perf_counter()
         try:
             with urllib.request.urlopen(f"{self.origin}{path}?{query}", timeout=600) as response:
@@ -99,7 +105,7 @@ class Viewer:
                 status = response.status
         except urllib.error.HTTPError as exc:
             body, status = exc.read(), exc.code
-        return time.perf_counter() - started, status, len(body)
+        return time.perf_counter() - started, status, len(body), self.cpu() - cpu
 
     def memory_mb(self) -> tuple[float, float]:
         """(resident now, peak resident) of the viewer process, MB."""
@@ -130,10 +136,12 @@ def bench(n_runs: int, n_steps: int) -> list[dict[str, object]]:
               f"long run {long_path.stat().st_size / 1e6:.1f} MB", file=sys.stderr)
         base_store = loads_every_line(files)
         base_long = loads_every_line([long_path])
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", file=sys.stderr)
         viewer = Viewer(root)
         try:
             steps = None
-            measured: dict[str, tuple[float, int, int]] = {}
+            measured: dict[str, tuple[float, int, int, float]] = {}
+            time.sleep(2)  # the server's background imports (server.WARM_MODULES) are done
             measured["runs cold"] = viewer.get("/")
             measured["runs warm"] = viewer.get("/")
             measured["runs page 50"] = viewer.get("/", page="50")
@@ -155,16 +163,17 @@ def bench(n_runs: int, n_steps: int) -> list[dict[str, object]]:
             after_now, after_peak = viewer.memory_mb()
         finally:
             viewer.close()
-    for name, (seconds, status, size) in measured.items():
-        print(f"  {name:<36} {seconds:8.3f} s  HTTP {status}  {size / 1e3:9.1f} kB", file=sys.stderr)
+    for name, (seconds, status, size, cpu) in measured.items():
+        print(f"  {name:<36} {seconds:8.3f} s wall {cpu:7.3f} s CPU  HTTP {status}  {size / 1e3:9.1f} kB",
+              file=sys.stderr)
     assert measured["bad page"][1] == 400 and measured["page past the end"][1] == 404
     for name in ("runs cold", "runs warm", "runs page 50", "run cold", "run warm", "run page 40", "last step",
                  "first step"):
         assert measured[name][1] == 200, (name, measured[name])
 
     def row(what: str, key: str, baseline: float, base_name: str, target: float | None) -> None:
-        seconds, _status, size = measured[key]
-        note = f"{size / 1e3:.1f} kB page; baseline {base_name}"
+        seconds, _status, size, cpu = measured[key]
+        note = f"{size / 1e3:.1f} kB page, {cpu:.3f} s of the viewer's CPU; baseline {base_name}"
         if target is not None:
             note += " " + verdict(seconds, target)
         rows.append({"bench": what, "replaykit": round(seconds, 4), "baseline": round(baseline, 4),

@@ -274,16 +274,16 @@ def build_app(viewer: Viewer) -> Any:
             step = int(request.path_params["step"])
             number = query_int(request.query_params, "page", 1)
             detail = viewer.runs.whole_request(run, step)
-            messages = detail["request"]["provider_messages"]
+            messages = detail["provider_messages"]
             if messages is None:
-                messages = detail["request"]["messages"]
+                messages = detail["messages"]
             pages = check_page(number, len(messages), MESSAGES_PER_PAGE, "messages")
         except (ReplaykitError, OSError) as exc:
             return failed(request, exc)
         first = (number - 1) * MESSAGES_PER_PAGE
         return page(request, "request.html", title=f"{run.run_id} step {step} request", run=run, d=detail,
                     step=step, messages=messages[first:first + MESSAGES_PER_PAGE], first=first,
-                    provider=detail["request"]["provider_messages"] is not None, page_number=number, pages=pages,
+                    provider=detail["provider_messages"] is not None, page_number=number, pages=pages,
                     count=len(messages), whole_body=pages == 1)
 
     async def diff_page(request: Request) -> Response:

@@ -102,6 +102,7 @@ class RunViews:
         self.store = store
         self._cache: OrderedDict[Path, tuple[tuple[int, int], RunView]] = OrderedDict()
         self._lock = threading.Lock()
+        self._request: tuple[RunView, int, dict[str, Any]] | None = None  # the last whole request built
 
     def get(self, run_id: str) -> RunView:
         path = self.store.resolve(run_id)
@@ -173,26 +174,39 @@ class RunViews:
         return _indexed_step(view, view.index, index)
 
     def whole_request(self, view: RunView, index: int) -> dict[str, Any]:
-        """Step ``index``'s whole request as the provider received it (every message)."""
-        from replaykit.core.analysis.step_detail import llm_detail, step_detail
-        from replaykit.core.trace.ir import EVENT_ADAPTER, LLMCallEvent, Message, ToolSpec
+        """Step ``index``'s whole request as the provider received it (every message): ``api``, ``model``,
+        ``tools``, ``params``, ``provider_messages`` (None when the API has no codec: then ``messages``, in
+        the IR), ``body``, ``losses``. The last one built is kept while the run is unchanged: its pages
+        are read one after the other."""
+        from replaykit.core.analysis.step_detail import provider_request
 
+        with self._lock:
+            if self._request is not None and self._request[0] is view and self._request[1] == index:
+                return self._request[2]
         if view.index is None:
-            assert view.run is not None
-            doc = step_detail(view.run, index)
+            run = view.run
+            assert run is not None
+            from replaykit.core.trace.ir import LLMCallEvent
+
+            asked = run.step(index).event
+            if not isinstance(asked, LLMCallEvent):
+                raise BadInput(f"step {index} is a tool call: it has no request")
+            doc = provider_request(asked, run.request_messages(asked), run.request_tools(asked.request))
         else:
+            from replaykit.core.trace.ir import EVENT_ADAPTER, LLMCallEvent, Message, ToolSpec
+
             idx = view.index
             raw = idx.step_event(index)
-            event = EVENT_ADAPTER.validate_python(raw)
-            if not isinstance(event, LLMCallEvent):
+            if raw["kind"] != "llm_call":
                 raise BadInput(f"step {index} is a tool call: it has no request")
+            event = EVENT_ADAPTER.validate_python(raw)
+            assert isinstance(event, LLMCallEvent)
             tools = idx.tools_of(raw["request"])
             messages = [Message.model_validate(m) for m in idx.whole_messages(raw)]
-            doc = {"step": index, "kind": "llm", **llm_detail(
-                event, messages=messages, appended=[], message_count=len(messages),
-                tools=None if tools is None else [ToolSpec.model_validate(t) for t in tools])}
-        if doc["kind"] != "llm":
-            raise BadInput(f"step {index} is a tool call: it has no request")
+            doc = provider_request(event, messages, None if tools is None else [ToolSpec.model_validate(t)
+                                                                                for t in tools])
+        with self._lock:
+            self._request = (view, index, doc)
         return doc
 
 

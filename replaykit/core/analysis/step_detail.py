@@ -128,6 +128,28 @@ def llm_detail(event: LLMCallEvent, *, messages: list[Message] | None, appended:
     }
 
 
+def provider_request(event: LLMCallEvent, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
+    """A request's whole body as the provider received it, for a page of its messages: ``provider_messages``
+    (None for an API without a codec; then ``messages``, in the IR), ``body``, ``losses``, ``api``,
+    ``model``, ``tools``, ``params``. Unlike ``llm_detail``, the IR messages are dumped only when there is
+    no provider form to show."""
+    from replaykit.core.trace.codecs import encode_llm_request
+
+    request = event.request
+    try:
+        encoded = encode_llm_request(request, messages, tools)
+        body: dict[str, Any] | None = encoded.body
+        losses = [str(loss) for loss in encoded.losses]
+    except CodecError:
+        body, losses = None, []
+    return {
+        "kind": "llm", "api": request.api, "model": request.model, "tools": [t.name for t in tools or []],
+        "params": request.params, "body": body, "losses": losses, "message_count": len(messages),
+        "provider_messages": _provider_messages(request.api, body) if body is not None else None,
+        "messages": None if body is not None else [jsonsafe.model_data(m, exclude_none=True) for m in messages],
+    }
+
+
 def tool_detail(event: ToolCallEvent) -> dict[str, Any]:
     return {
         "tool": event.name,
