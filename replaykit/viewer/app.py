@@ -179,6 +179,11 @@ def build_app(viewer: Viewer) -> Any:
     from starlette.routing import Route
 
     env = _templates(viewer)
+    # Compile every template in the background now, not on the first visit of each page.
+    import threading
+
+    threading.Thread(target=lambda: [env.get_template(t.name) for t in TEMPLATES.glob("*.html")], daemon=True,
+                     name="replaykit-view-templates").start()
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = request.scope.get("replaykit.nonce", "")
