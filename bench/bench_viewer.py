@@ -156,8 +156,8 @@ def bench(n_runs: int, n_steps: int) -> list[dict[str, object]]:
 
             steps = inspect_trace(long_path, with_cost=False, window=(0, 0)).summary["steps"]
             last = steps - 1
-            measured["last step"] = viewer.get(f"/run/{LONG_ID}/step/{last - 1}")  # the last LLM call asking for a tool
-            measured["last step again"] = viewer.get(f"/run/{LONG_ID}/step/{last}")
+            measured["last LLM step"] = viewer.get(f"/run/{LONG_ID}/step/{last}")  # the final answer
+            measured["last tool step"] = viewer.get(f"/run/{LONG_ID}/step/{last - 1}")
             measured["first step"] = viewer.get(f"/run/{LONG_ID}/step/0")
             measured["whole request"] = viewer.get(f"/run/{LONG_ID}/step/{last}/request")
             measured["bad page"] = viewer.get("/", page="0")
@@ -171,8 +171,8 @@ def bench(n_runs: int, n_steps: int) -> list[dict[str, object]]:
         print(f"  {name:<36} {seconds:8.3f} s wall {cpu:7.3f} s CPU  HTTP {status}  {size / 1e3:9.1f} kB",
               file=sys.stderr)
     assert measured["bad page"][1] == 400 and measured["page past the end"][1] == 404
-    for name in ("runs cold", "runs warm", "runs page 50", "run cold", "run warm", "run page 40", "last step",
-                 "first step"):
+    for name in ("runs cold", "runs warm", "runs page 50", "run cold", "run warm", "run page 40", "last LLM step",
+                 "last tool step", "first step"):
         assert measured[name][1] == 200, (name, measured[name])
 
     def row(what: str, key: str, baseline: float, base_name: str, target: float | None) -> None:
@@ -192,7 +192,8 @@ def bench(n_runs: int, n_steps: int) -> list[dict[str, object]]:
     row(f"viewer run page, {n_steps} tool steps, first visit (s)", "run cold", base_long, long, 1.0)
     row(f"viewer run page, {n_steps} tool steps, again (s)", "run warm", base_long, long, 1.0)
     row(f"viewer run page 40, {n_steps} tool steps (s)", "run page 40", base_long, long, 1.0)
-    row(f"viewer last step page, {n_steps} tool steps (s)", "last step", base_long, long, 0.2)
+    row(f"viewer last LLM step page, {n_steps} tool steps (s)", "last LLM step", base_long, long, 0.2)
+    row(f"viewer last tool step page, {n_steps} tool steps (s)", "last tool step", base_long, long, 0.2)
     row(f"viewer first step page, {n_steps} tool steps (s)", "first step", base_long, long, 0.2)
     row("viewer whole request of the last step, page 1 (s)", "whole request", base_long, long, None)
     row(f"viewer runs list sorted by health, {len(files)} runs counted (s)", "runs by health, every run counted",
