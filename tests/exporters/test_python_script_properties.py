@@ -109,7 +109,7 @@ def runs(draw: st.DrawFn) -> Run:
 # ------------------------------------------------------------------------------- program identity
 
 
-def _shape(code: types.CodeType) -> list[Any]:
+def program_shape(code: types.CodeType) -> list[Any]:
     """A code object's instructions with constant *values* left out (their types kept), nested code
     objects compared whole. Equal shapes = the same program, whatever strings it carries."""
     out: list[Any] = []
@@ -133,7 +133,7 @@ _BASELINE: dict[str, Any] = {}
 
 def baseline_shape() -> list[Any]:
     if not _BASELINE:
-        _BASELINE["shape"] = _shape(compile(render(make_run(1)), "run.py", "exec", dont_inherit=True))
+        _BASELINE["shape"] = program_shape(compile(render(make_run(1)), "run.py", "exec", dont_inherit=True))
     return list(_BASELINE["shape"])
 
 
@@ -157,7 +157,7 @@ def check_script(run: Run, *, execute: bool = True) -> None:
     """Compile the script, check its program and embedded data; with ``execute``, also run it."""
     source = render(run)
     code = compile(source, "run.py", "exec", dont_inherit=True)
-    assert _shape(code) == baseline_shape(), "trace content changed the program"
+    assert program_shape(code) == baseline_shape(), "trace content changed the program"
     header, events = trace_data(run)
     packed = embedded_constant(code)
     # the literal holds base64 characters only: nothing of the trace is spelled in the source

@@ -90,18 +90,6 @@ def decode_trace(packed: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return header, events
 
 
-def embedded_trace() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """This script's run. The decoded trace is many long-lived, acyclic objects: decoded with the cyclic
-    collector paused, then moved out of its sight (``gc.freeze``), so that later allocations do not make
-    it walk them again and again (a third of a long replay's time otherwise)."""
-    gc.disable()
-    try:
-        return decode_trace(TRACE_ZLIB_BASE64)
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
 def decode_trace_json(text: str | bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``{"header": {...}, "events": [...]}`` as JSON text (UTF-8 bytes or str), checked to be that shape."""
     try:
@@ -828,8 +816,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.set_int_max_str_digits(0)  # the trace may hold integers of any size
     opts = parse_args(argv)
     prog = os.path.basename(sys.argv[0]) or "replay"
+    # The decoded trace is many long-lived, acyclic objects: with the cyclic collector running, every
+    # allocation of the replay would make it walk them again and again (a third of a long replay's time).
+    # Paused for the run; a --live session (minutes of HTTP, retries: cyclic garbage) collects again.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        header, events = embedded_trace()
+        header, events = decode_trace(TRACE_ZLIB_BASE64)
+        if opts.live and collecting:
+            gc.enable()
         if opts.diff:
             result = diff_scripts(header, events, opts.diff)
             emit(result)
@@ -855,6 +850,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `python run.py | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # <template-only>
