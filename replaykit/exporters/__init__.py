@@ -80,7 +80,7 @@ def render_export(run: Run, fmt: str, filename: str, **options: Any) -> tuple[st
     rendered = module.render(run, filename=filename, **options)
     text: str = rendered if isinstance(rendered, str) else rendered.text
     report: dict[str, Any] = {} if isinstance(rendered, str) else dict(rendered.report)
-    _check_compiles(spec, text, filename)
+    _check_compiles(spec, module, text, filename)
     deliver = getattr(module, "deliver", None)  # I/O besides the file (an OTLP collector): first, so that
     if deliver is not None:  # a refusal leaves no file behind
         report.update(deliver(run, rendered, **options) or {})
@@ -90,12 +90,18 @@ def render_export(run: Run, fmt: str, filename: str, **options: Any) -> tuple[st
                   **info}
 
 
-def _check_compiles(spec: ExportFormat, text: str, filename: str) -> None:
+def _check_compiles(spec: ExportFormat, module: Any, text: str, filename: str) -> None:
+    """Generated Python must compile; a format may check only what depends on the run
+    (``compile_check(text, filename)``: the standalone script, whose code is fixed and tested)."""
     from replaykit.core.errors import BadInput
 
     if spec.python:
+        check = getattr(module, "compile_check", None)
         try:
-            compile(text, filename, "exec", dont_inherit=True)
+            if check is not None:
+                check(text, filename)
+            else:
+                compile(text, filename, "exec", dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # a replaykit bug, never trace content (data lives in one literal): refuse before writing
             raise BadInput(f"generated {spec.name} code does not compile ({type(exc).__name__}); "
@@ -133,7 +139,7 @@ def render_trace_export(trace: Path, fmt: str, filename: str | None = None) -> t
     info: dict[str, Any] = dict(rendered.report)
     warnings: list[str] = info.pop("warnings", [])
     text: str = rendered.text
-    _check_compiles(spec, text, filename or default_path(info["run_id"], fmt))
+    _check_compiles(spec, module, text, filename or default_path(info["run_id"], fmt))
     return text, {"run_id": info.pop("run_id"), "format": fmt, "bytes": len(text.encode("utf-8")),
                   "steps": info.pop("steps"), **info}, warnings
 

@@ -375,6 +375,34 @@ def _metadata(header: dict[str, Any], facts: RunFacts) -> str:
     return "\n".join(lines) + "\n"
 
 
+_METADATA_HEAD = "# Metadata of the recorded run"
+_FUTURE = "\nfrom __future__ import annotations\n"
+
+
+def compile_check(text: str, filename: str) -> None:
+    """``compile`` of what in ``text`` depends on the run: the docstring above the code, and the metadata
+    constants, packed trace and entry point below it (raises ``SyntaxError`` & co. like ``compile``).
+
+    The code between them is the same in every export of a replaykit version (the template and the
+    embedded engine, nothing from the run) and is compiled by the tests, whole scripts of any content
+    included (tests/exporters/test_python_script_properties.py); each part starts and ends with a
+    complete top-level statement, so the whole compiles exactly when these parts and that code do.
+    Compiling the code again on every export would cost the command more than reading the trace."""
+    head, code = text.find(_FUTURE), text.find("\n" + _METADATA_HEAD)
+    if head < 0 or code < 0 or code < head or text[code + 1:].count(_METADATA_HEAD) != 1 \
+            or text[head:code] != _fixed_code():
+        compile(text, filename, "exec", dont_inherit=True)  # not the shape render_source writes: all of it
+        return
+    compile(text[:head] + text[code:], filename, "exec", dont_inherit=True)
+
+
+@lru_cache(maxsize=1)
+def _fixed_code() -> str:
+    """The code of every export between its docstring and its metadata (what ``compile_check`` leaves out)."""
+    body = template_body().replace("# @@ENGINE@@\n", engine_source())
+    return _FUTURE + "\n" + body[: body.index("# @@METADATA@@\n")].rstrip("\n")
+
+
 def render_source(header: dict[str, Any], facts: RunFacts, packed: str) -> str:
     """The script's source text: docstring, code, metadata, then the packed trace."""
     body = template_body()

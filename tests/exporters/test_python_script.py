@@ -254,3 +254,17 @@ def test_script_body_never_shadows_an_engine_name() -> None:
     assert {"build_replay_document", "step_summary", "RangeError", "SameFiller"} <= engine
     assert {"main", "replay", "live_replay", "diff_scripts"} <= body
     assert not engine & body
+
+
+def test_compile_check_compiles_what_depends_on_the_run_and_all_of_anything_else() -> None:
+    from replaykit.exporters import python_script as ps
+
+    source = ps.render(make_run(1))
+    compile(source, "run.py", "exec", dont_inherit=True)  # the whole script compiles (as in every test here)
+    ps.compile_check(source, "run.py")
+    broken_metadata = source.replace("RUN_ID, SOURCE_FRAMEWORK", "RUN_ID SOURCE_FRAMEWORK", 1)
+    broken_code = source.replace("def main(", "def main((", 1)  # not the fixed code: compiled whole
+    broken_docstring = source.replace('"""Standalone replay', '"""Standalone replay"""', 1)
+    for broken in (broken_metadata, broken_code, broken_docstring):
+        with pytest.raises(SyntaxError):
+            ps.compile_check(broken, "run.py")

@@ -19,7 +19,14 @@ from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.exporters.python_script import render, render_trace
 from tests.conftest import FIXTURES, subprocess_env
-from tests.exporters.script_support import call_main, int_digits_unbounded, load_script, make_run, masked, run_script
+from tests.exporters.script_support import (
+    call_main,
+    int_digits_unbounded,
+    load_script,
+    make_run,
+    masked,
+    run_script,
+)
 from tests.exporters.test_python_script_properties import NASTY, baseline_shape, program_shape
 
 TRACE_FIXTURES = [*sorted((FIXTURES / "hermes").glob("*.jsonl")), FIXTURES / "schema" / "v1.jsonl",
