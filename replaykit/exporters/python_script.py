@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-_ENGINE_MODULES = ("replaykit.core.trace.canonical", "replaykit.core.trace.deltas", "replaykit.core.replay.serve",
+ENGINE_MODULES = ("replaykit.core.trace.canonical", "replaykit.core.trace.deltas", "replaykit.core.replay.serve",
                    "replaykit.core.replay.tool_ladder", "replaykit.core.replay.replay_doc")
 #: zlib level 1: 3x faster than the default 6 on a trace and 1.3x larger (0.57 vs 0.44 MB at N = 1000);
 #: the export has 0.15 s as a whole process, and decompression costs the script the same either way.
@@ -310,9 +310,9 @@ def template_body() -> str:
 def engine_source() -> str:
     """``replaykit.core.trace.canonical`` and ``deltas``, ``replaykit.core.replay.serve``, ``tool_ladder`` and
     ``replay_doc`` without docstrings and ``__future__`` imports (and without their imports of each other),
-    then ``store_index``'s ``SameFiller``. That the script body defines none of these names is a test
-    (tests/exporters/test_python_script.py): both are fixed for a replaykit version."""
-    return "\n\n".join([*embedded_modules(_ENGINE_MODULES),
+    then ``store_index``'s ``SameFiller``. That they define no name twice, and the script body none of
+    theirs, is a test (tests/exporters/test_python_script.py): all are fixed for a replaykit version."""
+    return "\n\n".join([*embedded_modules(ENGINE_MODULES, check_names=False),
                         definitions("replaykit.core.trace.store_index", ["SameFiller"])])
 
 

@@ -14,7 +14,7 @@ import pytest
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.exporters import export
-from replaykit.exporters._embed import top_level_names
+from replaykit.exporters._embed import embedded_modules, top_level_names
 from replaykit.testing.engine_runs import record_sample_run
 from tests.conftest import FIXTURES, subprocess_env
 from tests.exporters.script_support import make_run, masked, run_script
@@ -249,6 +249,7 @@ def test_dump_trace_is_the_trace(tmp_path: Path) -> None:
 def test_script_body_never_shadows_an_engine_name() -> None:
     from replaykit.exporters import python_script as ps
 
+    embedded_modules(ps.ENGINE_MODULES)  # checks that no two define the same name (the export does not)
     engine = top_level_names(ps.engine_source())
     body = top_level_names(ps.template_body())
     assert {"build_replay_document", "step_summary", "RangeError", "SameFiller"} <= engine
