@@ -76,8 +76,9 @@ _LAUNCHER = _LAUNCHER.replace("pid = os.fork()", "import time\nstart = time.perf
 
 def child(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """(CPU seconds, peak MB, wall seconds) of one child process (``os.wait4`` rusage)."""
+    # cwd: this checkout (``python -m`` imports replaykit from the current directory before PYTHONPATH)
     out = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, *argv], capture_output=True, text=True,
-                         check=True, env=env).stdout
+                         check=True, env=env, cwd=ROOT).stdout
     code, cpu, maxrss_kb, wall = json.loads(out)
     if code != 0:
         raise SystemExit(f"{argv} failed with exit code {code}")
