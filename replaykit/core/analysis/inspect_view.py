@@ -33,6 +33,17 @@ from replaykit.core.analysis.endpoint import local_host
 from replaykit.core.analysis.health import Health, HealthTally
 from replaykit.core.analysis.timeline import Timeline, event_data
 from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.trace.raw_check import (  # noqa: F401  (re-exported: inspect's callers and tests)
+    EDIT_FIELDS,
+    EVENT_FIELDS,
+    HEADER_FIELDS,
+    LINEAGE_FIELDS,
+    PROVENANCES,
+    SOURCE_FIELDS,
+    EventCheck,
+    NeedsFullReader,
+    check_header,
+)
 from replaykit.core.trace.store_index import (
     SCHEMA_VERSION,
     ReadReport,
@@ -44,38 +55,6 @@ from replaykit.core.trace.store_index import (
 
 if TYPE_CHECKING:
     from replaykit.core.trace.run import Run
-
-
-class NeedsFullReader(Exception):
-    """The fast reader met something only the validating reader can judge (it words the error)."""
-
-
-_COMMON = frozenset({"kind", "seq", "id", "t", "duration", "provenance", "corr", "provider_details"})
-#: The fields of each event kind (``core/trace/ir.py``; tests/core/test_inspect_view.py keeps them equal).
-EVENT_FIELDS: dict[str, frozenset[str]] = {kind: _COMMON | set(extra) for kind, extra in {
-    "tools": ("hash", "tools"),
-    "turn_start": ("message", "turn"),
-    "llm_call": ("attempt", "request", "response"),
-    "tool_call": ("arguments", "call_id", "error", "llm_call_id", "name", "raw_arguments", "result",
-                  "result_blocks", "status"),
-    "error": ("attempt", "error_type", "message", "request", "retryable", "status_code", "where"),
-    "subagent": ("child_run_id", "child_session_id", "goal", "launched_by", "phase", "role", "status", "summary"),
-    "desync": ("actual", "expected", "reason", "step"),
-    "synthetic": ("reason", "step"),
-    "turn_end": ("final_answer", "reason", "status"),
-    "meta": ("data",),
-    "opaque": ("data", "name", "source"),
-    "run_end": ("final_answer", "reason", "status"),
-}.items()}
-HEADER_FIELDS = frozenset({"api_mode", "base_url", "created_at", "kind", "lineage", "metadata", "model", "platform",
-                           "provider", "run_id", "schema_name", "schema_version", "session_id", "source", "tags",
-                           "title"})
-PROVENANCES = frozenset({"recorded", "served", "live", "edited", "synthetic", "desync", "reconstructed"})
-SOURCE_FIELDS = ("framework", "framework_version", "adapter", "replaykit_version")
-#: ``Lineage`` and ``Edit`` fields in their order (the order ``model_dump`` writes them in)
-LINEAGE_FIELDS = ("relation", "parent_run_id", "parent_step", "parent_event_id", "edit", "engine", "details")
-EDIT_FIELDS = ("target", "step", "value", "tool_call_id")
-_REQUEST_FIX = ("replaykit", "request_fix")  # core/trace/run.py REQUEST_FIX_SOURCE / REQUEST_FIX_NAME
 
 
 @dataclass
@@ -167,9 +146,7 @@ class _Inspector:
         self.first_llm_model: tuple[str | None] | None = None
         metadata = header.get("metadata") or {}
         self.meta_model = metadata.get("model")
-        self.requests: set[str] = set()
-        self.tool_sets: set[str] = set()
-        self.tool_call_ids: set[str] = set()  # what a request message reference may name (schema 2)
+        self._raw_check = EventCheck()  # core/trace/raw_check.py
 
     def add(self, event: dict[str, Any]) -> None:
         if self.raw:
@@ -198,33 +175,7 @@ class _Inspector:
 
     def _check(self, event: Any) -> None:
         """What the validating reader would refuse and this pass would not notice by itself."""
-        if not isinstance(event, dict):
-            raise NeedsFullReader("event is not a JSON object")
-        fields = EVENT_FIELDS.get(event.get("kind"))  # type: ignore[arg-type]
-        seq, t = event.get("seq"), event.get("t", 0.0)
-        if fields is None or not event.keys() <= fields or not isinstance(event.get("id"), str) \
-                or type(seq) is not int or seq < 0 or isinstance(t, bool) or not isinstance(t, int | float) \
-                or event.get("provenance", "recorded") not in PROVENANCES:
-            raise NeedsFullReader("unexpected event structure")
-        kind = event["kind"]
-        if kind in ("llm_call", "error") and event.get("request") is not None:
-            context = event["request"].get("context") or {}
-            base, tools_ref = context.get("base"), event["request"].get("tools_ref")
-            if (base is not None and base not in self.requests) or (tools_ref is not None
-                                                                      and tools_ref not in self.tool_sets):
-                raise NeedsFullReader("a reference the validating reader words")
-            for item in context.get("append") or ():
-                if "ref" in item and item["ref"] not in self.tool_call_ids:
-                    raise NeedsFullReader("a message reference the validating reader words")
-            self.requests.add(event["id"])
-        elif kind == "tools":
-            self.tool_sets.add(event["hash"])
-        elif kind == "opaque" and (event.get("source"), event.get("name")) == _REQUEST_FIX:
-            raise NeedsFullReader("a request_fix rewrites an earlier request")
-        elif kind == "tool_call":
-            if not (isinstance(event.get("name"), str) and isinstance(event.get("call_id"), str)):
-                raise NeedsFullReader("unexpected tool call")
-            self.tool_call_ids.add(event["id"])
+        self._raw_check(event)
 
     def view(self, report: ReadReport | None = None) -> InspectView:
         header = self.header
@@ -259,21 +210,7 @@ class _Inspector:
                            cost_skipped=self.cost is not None and self.cost.skipped)
 
 
-def _check_header(header: dict[str, Any]) -> None:
-    source, lineage, tags = header.get("source", {}), header.get("lineage"), header.get("tags", [])
-    if not header.keys() <= HEADER_FIELDS or not isinstance(header.get("run_id"), str) \
-            or not isinstance(header.get("created_at"), str) or not isinstance(source, dict) \
-            or not source.keys() <= set(SOURCE_FIELDS) or not isinstance(source.get("framework", ""), str) \
-            or not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags) \
-            or not isinstance(header.get("metadata", {}), dict) \
-            or not all(isinstance(header.get(k), str | None) for k in ("model", "provider", "base_url", "api_mode")):
-        raise NeedsFullReader("unexpected run header")
-    if lineage is not None:
-        edit = lineage.get("edit") if isinstance(lineage, dict) else None
-        if not isinstance(lineage, dict) or not lineage.keys() <= set(LINEAGE_FIELDS) \
-                or not isinstance(lineage.get("relation"), str) or not isinstance(lineage.get("parent_run_id"), str) \
-                or not isinstance(edit, dict | None) or (edit is not None and not edit.keys() <= set(EDIT_FIELDS)):
-            raise NeedsFullReader("unexpected lineage")
+_check_header = check_header  # core/trace/raw_check.py
 
 
 class LineObserver(Protocol):
