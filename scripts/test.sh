@@ -44,7 +44,7 @@ run_suite() {
     echo "== [$name] mypy"
     "$venv/bin/python" -m mypy replaykit || return 1
     echo "== [$name] pytest ($WORKERS workers)"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@" || return 1
+    RK_ENV=$name "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@" || return 1
 }
 
 ensure_browser

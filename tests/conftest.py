@@ -37,12 +37,16 @@ PYTHON = sys.executable
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``hermes`` need hermes-agent; the latest environment does not have it."""
+    """Tests marked ``hermes`` need hermes-agent; the latest environment does not have it. Tests marked
+    ``single_env`` run once per ``scripts/test.sh``: it names the second environment with RK_ENV=latest
+    (Ray, Dask and Chromium are the same in both, and those tests are minutes of the budget)."""
     from replaykit.testing.hermes_harness import hermes_available
 
-    if hermes_available():
-        return
-    skip = pytest.mark.skip(reason="hermes-agent is not importable in this venv")
+    skip_hermes = None if hermes_available() else pytest.mark.skip(reason="hermes-agent is not importable in this venv")
+    skip_single = pytest.mark.skip(reason="run in the hermes environment (single_env)") \
+        if os.environ.get("RK_ENV") == "latest" else None
     for item in items:
-        if item.get_closest_marker("hermes") is not None:
-            item.add_marker(skip)
+        if skip_hermes is not None and item.get_closest_marker("hermes") is not None:
+            item.add_marker(skip_hermes)
+        if skip_single is not None and item.get_closest_marker("single_env") is not None:
+            item.add_marker(skip_single)

@@ -81,6 +81,7 @@ def test_two_workers_write_the_same_bytes(corpus: Path, reference: Path, tmp_pat
     assert shard_bytes(tmp_path / "w2") == shard_bytes(reference)
 
 
+@pytest.mark.single_env
 def test_dask_local_cluster_writes_the_same_bytes(corpus: Path, reference: Path, tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     summary = _export(corpus, tmp_path / "dask", workers=2, cluster="dask")
@@ -97,6 +98,7 @@ def ray_local() -> object:
     ray.shutdown()
 
 
+@pytest.mark.single_env
 def test_ray_local_writes_the_same_bytes(corpus: Path, reference: Path, tmp_path: Path, ray_local: object) -> None:
     summary = _export(corpus, tmp_path / "ray", cluster="ray")
     assert summary.executor == "ray"  # type: ignore[attr-defined]

@@ -113,6 +113,7 @@ def _expected_without(store: Path, reference: dict[str, bytes], names: list[str]
 
 
 @pytest.mark.slow  # about 20 s: Ray starts a new worker process after each of the six deaths
+@pytest.mark.single_env
 def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path) -> None:
     """Ray retries a partition whose worker died (3 times); then its runs go one by one."""
     from replaykit.core.trace.store import RunStore
@@ -134,6 +135,7 @@ def test_ray_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, b
     assert shard_bytes(tmp_path / "out") == _expected_without(store, reference, [KILLER])
 
 
+@pytest.mark.single_env
 def test_dask_reports_a_run_that_kills_its_workers(clean: tuple[Path, dict[str, bytes]], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Dask reruns a task whose worker died (allowed-failures, 1 here), then its runs go one by one."""

@@ -33,6 +33,7 @@ def _stable(corpus: Corpus, out: Path, **kw: Any) -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.single_env
 @pytest.mark.parametrize("cluster, module", [("ray", "ray"), ("dask", "distributed")])
 def test_cluster_executors_report_the_same(corpus: Corpus, tmp_path: Path, cluster: str, module: str) -> None:
     pytest.importorskip(module)
