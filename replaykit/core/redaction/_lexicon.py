@@ -16,7 +16,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 _LATIN = re.compile(r"^[a-zà-öø-ÿā-žƀ-ɏḁ-ỿ'’-]+$")
 
@@ -26,6 +28,10 @@ class Lexicon:
     given: frozenset[str]  # casefolded, any script
     surnames: frozenset[str]
     source: str  # "faker X.Y.Z" or "built-in"
+    #: in how many locales' lists a given name is: "john" 24, "rachel" 15, "bob" 4, but "media",
+    #: "price", "author" 1 (Faker's big ``en`` list holds many words): how much a word that is also an
+    #: English word can be trusted as a name
+    given_locales: Mapping[str, int] = field(default_factory=dict)
 
     def latin_given(self) -> frozenset[str]:
         return frozenset(w for w in self.given if _LATIN.match(w))
@@ -61,17 +67,22 @@ def _load() -> Lexicon:
         return Lexicon(frozenset(), frozenset(), "built-in")
     given: set[str] = set()
     surnames: set[str] = set()
+    locales: Counter[str] = Counter()
     for module in pkgutil.iter_modules(person.__path__):
         try:
             provider = importlib.import_module(f"{person.__name__}.{module.name}").Provider
         except (ImportError, AttributeError):
             continue
+        seen: set[str] = set()  # one count per locale, whatever the number of its lists
         for attr in dir(provider):
             # first_names, first_names_female, first_romanized_names, last_names_male, ...
             if attr.startswith("first_") and "name" in attr:
-                given.update(v.casefold() for v in _values(getattr(provider, attr)))
+                names = {v.casefold() for v in _values(getattr(provider, attr))}
+                locales.update(names - seen)
+                seen |= names
+                given |= names
             elif attr.startswith("last_") and "name" in attr:
                 surnames.update(v.casefold() for v in _values(getattr(provider, attr)))
     # a one-letter Latin "name" is an initial; CJK surnames are one character
     clean = {w for w in given | surnames if " " not in w and (len(w) >= 2 or not w.isascii())}
-    return Lexicon(frozenset(given & clean), frozenset(surnames & clean), f"faker {faker.VERSION}")
+    return Lexicon(frozenset(given & clean), frozenset(surnames & clean), f"faker {faker.VERSION}", dict(locales))

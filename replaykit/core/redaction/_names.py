@@ -219,8 +219,15 @@ def _lexicon_sets() -> frozenset[str]:
             english_stop = set()
         _FUNCTION = frozenset(english_stop) | _NOT_SURNAME | _LOWER_STOP | NER_STOPWORDS | _FOREIGN_STOP
         _SURNAMES = frozenset(w for w in lex.surnames if w not in _FUNCTION)
-        _GIVEN = frozenset(w for w in lex.latin_given() | FIRST_NAMES if w not in _FUNCTION)
+        # a given name that is also an English word must be a given name in several countries' lists
+        # ("rachel", "bob", "mark"); one locale's list holding "media" or "price" is not enough
+        _GIVEN = frozenset(w for w in lex.latin_given() | FIRST_NAMES if w not in _FUNCTION and
+                           (w in FIRST_NAMES or lex.given_locales.get(w, 0) >= _LOCALES_FOR_A_WORD or
+                            not english_word(w)))
     return _GIVEN
+
+
+_LOCALES_FOR_A_WORD = 3
 
 
 def given_name(word: str) -> bool:
@@ -274,16 +281,17 @@ def _style(word: str) -> str:
 # A person is named right after these ("ping bob", "thanks RACHEL GOLDBERG", "customer sergei"),
 # and right before these ("bob says", "Jonathan Reyes approved").
 _HONORIFIC = re.compile(r"(?i:\b(?:mr|mrs|ms|miss|mx|dr|prof|herr|frau|mme|mlle|sr|sra|señor|señora|sig|signora)\.?)\s+$")
-_STRONG_CUE = re.compile(r"(?i:\b(?:dear|hi|hello|hey|thanks|thank\s+you|thx|ping|pinged|cc|"
+_STRONG_CUE = re.compile(r"(?i:\b(?:my\s+name\s+is|name\s*:|i\s+am|i'm|call\s+me|regards,?|cheers,?|dear|hi|hello|hey|thanks|thank\s+you|thx|ping|pinged|cc|"
                          r"ask|asked|tell|told|customer|client|user|contact|colleague|spoke\s+with|talked?\s+to|"
                          r"met\s+with|signed\s+off\s+by|opened\s+by|assigned\s+to|escalate\s+to|forward(?:ed)?\s+"
                          r"(?:\S+\s+){0,3}to|named|owner|reviewer|author|assignee|contact\s+person)\.?:?,?(?:\s+(?:is|was))?|@)\s*$")
 _WEAK_CUE = re.compile(r"(?i:\b(?:by|from|with|to|and|called)),?\s+$")
 # what a person does (what a thing does too, "is", "has", "will", counts only as weak evidence)
-_PERSON_AFTER = re.compile(r",?\s*(?:\([^)]{0,60}\)\s*)?(?:said|says|asked|asks|wants|wanted|approved|reported|reports|"
+_PERSON_AFTER = re.compile(r"(?i),?\s*(?:\([^)]{0,60}\)\s*)?(?:said|says|asked|asks|wants|wanted|approved|reported|reports|"
                            r"joined|confirmed|wrote|replied|thinks|agreed|declined|requested|mentioned|signed|prefers|"
                            r"emailed|phoned|called|complained|promised|owns|cannot|can't|won't|doesn't|didn't)\b")
-_PAREN_AFTER = re.compile(r"\s*\(|\s+(?:is|was|has|had|will|would|lives|lived)\b")
+_POSSESSIVE = re.compile(r"['’]s$")
+_PAREN_AFTER = re.compile(r"(?i)\s*\(|\s+(?:is|was|has|had|will|would|lives|lived)\b")
 # A word, not glued to code: "len(" and "`meta`" are not prose.
 _WORDS = re.compile(r"(?<![\w@./`-])[^\W\d_][\w'’-]*(?![\w@/`(-])")
 
@@ -303,6 +311,12 @@ def _latin(text: str) -> Found:
     out: Found = []
     for i, m in enumerate(words):
         first = m.group()
+        possessive = _POSSESSIVE.search(first)
+        if possessive and first[:possessive.start()].casefold() in given:  # "Bob's ticket", "ingrid's laptop"
+            base = first[:possessive.start()]
+            if _style(base) == "title" or (base.islower() and plain_given_name(base)):
+                out.append((m.start(), m.start() + possessive.start(), 0.6))
+            continue
         if first.casefold().replace("’", "'") not in given or (style := _style(first)) == "mixed":
             continue
         strong = 2 if plain_given_name(first) else 1
@@ -337,18 +351,19 @@ def _latin(text: str) -> Found:
     return out + _after_honorific(text)
 
 
-_HONORIFIC_WORD = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Herr|Frau|Mme|Mlle|Sr|Sra)\.?\s+"
-                             r"((?:Mc|Mac|O['’]|D['’])?[A-ZÀ-Þ][^\W\d_]+(?:-[A-ZÀ-Þ][^\W\d_]+)?)(?![\w@/-])")
+# A short honorific in lower case needs its period ("dr. okonkwo"): "60 ms best of 40" is no "Ms Best".
+_HONORIFIC_WORD = re.compile(r"\b(?:(?i:mr|mrs|ms|miss|mx|dr|prof|sr|sra|sig)\.|(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sr|Sra|Pan)\b"
+                             r"|(?i:herr|frau|mme|mlle|madame|monsieur|señor|señora|senhor|senhora|signor|signora|pani)\b)"
+                             r"\s+((?:Mc|Mac|O['’]|D['’])?[^\W\d_][^\W\d_]+(?:-[^\W\d_]+)?)(?![\w@/-])")
 
 
 def _after_honorific(text: str) -> Found:
     """``Dr. Okafor``, ``Mr. Brown``: a surname after an honorific (``Dr. Pepper`` is a word)."""
-    if "M" not in text and "D" not in text and "P" not in text and "H" not in text and "F" not in text \
-            and "S" not in text:
-        return []
     out: Found = []
     for m in _HONORIFIC_WORD.finditer(text):
         w = m.group(1).casefold().replace("’", "'")
+        if m.group(1).islower() and m.group(0)[:1].isupper():
+            continue  # "Dr. who", a capitalised honorific before a lower-case word: prose
         if _surname_evidence(w) >= 1 or plain_given_name(w):
             out.append((m.start(1), m.end(1), 0.65))
     return out
@@ -423,5 +438,7 @@ def foreign_name_pairs(text: str) -> Found:
 def find_names(text: str) -> Found:
     found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
     if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
-        found += _script_names(text)
+        from ._script_names import lexicon_script_names
+
+        found += _script_names(text) + lexicon_script_names(text)
     return found
