@@ -36,8 +36,8 @@ from typing import Any
 from replaykit import __version__
 from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
+from replaykit.adapters.redacted_cassette import redaction_mode, request_index
 from replaykit.core.errors import BadInput, ReplaykitError, RunExists, TraceError, UnknownSchemaVersion
-from replaykit.core.replay.redacted_match import redaction_mode, request_index
 from replaykit.core.trace.codecs.frames import check_timing
 from replaykit.core.trace.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
 from replaykit.core.trace.recorder import Recorder

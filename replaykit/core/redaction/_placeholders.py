@@ -31,7 +31,7 @@ class PlaceholderMap:
     _counters: dict[str, int] = field(default_factory=dict)
     originals: dict[str, str] = field(default_factory=dict)
     #: written between the type and the number (``<PERSON_live1>``): placeholders minted for a live
-    #: request, told apart from a redacted cassette's own (``core/replay/redacted_match.py``)
+    #: request, told apart from a redacted cassette's own (``adapters/redacted_cassette.py``)
     tag: str = ""
 
     def placeholder(self, entity: str, value: str) -> str:

@@ -11,5 +11,5 @@ matching (``match``), the live-tool ladder, its guard gate and its wiring to a p
 Modules are imported by their own names; this file imports nothing.
 """
 
-__all__ = ["branch", "cursor", "live_model", "live_tools", "match", "play", "redacted_match", "replay", "replay_doc", "resilience",
+__all__ = ["branch", "cursor", "live_model", "live_tools", "match", "play", "replay", "replay_doc", "resilience",
            "serve", "tool_gate", "tool_ladder"]

@@ -4,7 +4,7 @@ pytest-in-pytest (pytester): the inner test drives the real ``openai`` client th
 the scripted server on 127.0.0.1 with a name, a phone number and an e-mail address in its prompt. It is
 recorded (``--replaykit-record-mode=once``), the cassette is redacted by the real command line, and the
 same test runs again with the server gone: every request is matched in redacted space
-(``replaykit/core/replay/redacted_match.py``).
+(``replaykit/adapters/redacted_cassette.py``).
 """
 
 from __future__ import annotations

@@ -22,13 +22,13 @@ import hashlib
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from replaykit.core.redaction import PLACEHOLDER_REGEX, PlaceholderMap, Redactor, redact_messages
+from replaykit.core.replay.match import Miss, RequestIndex
 from replaykit.core.trace.canonical import canonical_json, normalized_messages
 from replaykit.core.trace.ir import LLMCallEvent, Message
 from replaykit.core.trace.run import Run
-
-from .match import Miss, RequestIndex, _Entry
 
 LIVE_TAG = "live"
 _TOKEN = re.compile(r"<([A-Z][A-Z0-9_]*?)_(" + LIVE_TAG + r"\d+|\d+)>")
@@ -60,7 +60,7 @@ class RedactedRequestIndex(RequestIndex):
     """``RequestIndex`` over a redacted cassette: live requests are redacted, then matched by shape."""
 
     mode: str = "patterns"
-    _by_shape: dict[str, list[tuple[_Entry, list[str]]]] = field(default_factory=dict)
+    _by_shape: dict[str, list[tuple[Any, list[str]]]] = field(default_factory=dict)  # (entry, placeholders)
     _rename: dict[str, str] = field(default_factory=dict)  # minted live placeholder -> recorded one
     _redactor: Redactor | None = None
 
