@@ -234,6 +234,12 @@ def given_name(word: str) -> bool:
     return word.casefold().replace("’", "'") in _lexicon_sets()
 
 
+def name_word(word: str) -> bool:
+    """A given name or a surname of the lexicon (``Reyes``, ``O'Neill``), in any case."""
+    w = word.casefold().replace("’", "'").strip(".,")
+    return w in _lexicon_sets() or w in _SURNAMES or bool(_SURNAME_SHAPE.search(w))
+
+
 def plain_given_name(word: str) -> bool:
     """A given name that is no English word: strong evidence on its own."""
     w = word.casefold()
@@ -430,7 +436,10 @@ def foreign_name_pairs(text: str) -> Found:
         if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
                 not {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP):
             line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) % (len(text) + 1)]
-            if not mostly_foreign(line):
+            # "Opsgenie Webhook" is two unknown words too: one of them must be a name the lexicon knows,
+            # or the pair must stand where a person does
+            known = name_word(first) or name_word(second) or _context(text, m.start(1), m.end(2)) > 0
+            if known and not mostly_foreign(line):
                 out.append((m.start(1), m.end(2), 0.65))
     return out
 
