@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 ENVS=${RK_ENVS:-"hermes latest"}
+# pytest-xdist workers: one per core by default (RK_WORKERS=0 runs in one process, e.g. to use pdb)
+WORKERS=${RK_WORKERS:-auto}
 
 ensure_browser() {
     # The HTML report tests drive Debian's headless Chromium; install it when we can.
@@ -41,8 +43,8 @@ run_suite() {
     "$venv/bin/python" -m ruff check replaykit tests bench || return 1
     echo "== [$name] mypy"
     "$venv/bin/python" -m mypy replaykit || return 1
-    echo "== [$name] pytest"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" || return 1
+    echo "== [$name] pytest ($WORKERS workers)"
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@" || return 1
 }
 
 ensure_browser

@@ -105,6 +105,12 @@ def _run(block: Block, cwd: Path, env: dict[str, str]) -> None:
     assert done.returncode == 0, f"{_where(block)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
+def test_pytest_plugin_is_registered_for_autoload() -> None:
+    from importlib.metadata import entry_points
+
+    assert [e.value for e in entry_points(group="pytest11") if e.name == "replaykit"] == ["replaykit.pytest_plugin"]
+
+
 @pytest.mark.parametrize("name", sorted(examples()))
 def test_example_runs_as_written(name: str, tmp_path: Path) -> None:
     script = sequence_policy([call("weather", {"city": "Paris"})], final_text="Sunny, 21 C in Paris.")
@@ -114,5 +120,9 @@ def test_example_runs_as_written(name: str, tmp_path: Path) -> None:
                              REPLAYKIT_HOME=str(tmp_path / "store"), PORT=str(_free_port()))
         env["PATH"] = os.pathsep.join([bin_dir, env.get("PATH", "")])
         env.pop("PYTEST_ADDOPTS", None)
+        # A child pytest loads only replaykit's plugin: the environment's other plugins (langsmith's,
+        # hypothesis's) cost seconds of imports per run and are not what the example shows.
+        # test_pytest_plugin_is_registered_for_autoload checks the entry point a user's pytest finds.
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTEST_PLUGINS="replaykit.pytest_plugin")
         for block in examples()[name]:
             _run(block, tmp_path, env)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dis
 import json
+import os
 import types
 from typing import Any
 
@@ -188,7 +189,8 @@ def check_script(run: Run, *, execute: bool = True) -> None:
 
 # Every example is compiled and its program and data checked; one in four is also executed in-process
 # (compiling dominates the cost; test_python_script.py runs real subprocesses on fixed runs).
-@settings(max_examples=1000, deadline=None,
+#: 150 examples per suite run (about 35 s); RK_DEEP=1 for the 1000 of a deeper check
+@settings(max_examples=1000 if os.environ.get("RK_DEEP") == "1" else 150, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(runs(), st.integers(0, 3))
 def test_any_trace_content_compiles_and_round_trips(run: Run, pick: int) -> None:
