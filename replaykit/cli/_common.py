@@ -56,6 +56,20 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
 
 
+def add_stream_timing(parser: argparse.ArgumentParser) -> None:
+    # checked by the handler (``stream_timing``): the codecs are not imported to build the parser
+    parser.add_argument("--stream-timing", metavar="fast|recorded", default="fast",
+                        help="steps recorded as streams are served frame by frame: at once (fast, default) "
+                             "or with the recorded gap before each frame (recorded)")
+
+
+def stream_timing(args: argparse.Namespace) -> str:
+    """``--stream-timing``'s value, or a one-line BadInput (exit 2) naming the two pacings."""
+    from replaykit.core.trace.codecs.frames import check_timing
+
+    return check_timing(args.stream_timing)
+
+
 def open_store(args: argparse.Namespace) -> Any:
     from replaykit.core.trace.store import RunStore
 

@@ -1,6 +1,9 @@
 """replaykit export RUN --format ... -o PATH: the command line over ``replaykit.exporters``.
 
-Single-run formats go through ``replaykit.exporters.export`` (the format table lives there).
+Single-run formats go through ``replaykit.exporters.export`` (the format table lives there); those
+that render from a trace file as a stream (``--format python``) are exported without loading the run
+(``export_trace``: standard library only, no pydantic), and fall back to loading it when the streaming
+pass meets something only the validating reader can judge.
 Training-data formats take several runs (or ``--all``) and are handled by
 ``replaykit.cli.cmd_export_training.export_training(args)``.
 """
@@ -11,9 +14,9 @@ import argparse
 import sys
 from typing import Any
 
-from replaykit.cli._common import add_json, add_store, console, load_run, open_store, print_json
+from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
 from replaykit.cli._corpus_flags import add_corpus_flags
-from replaykit.exporters import FORMATS, TRAINING_FORMATS
+from replaykit.exporters import FORMATS, TRAINING_FORMATS, streams
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from replaykit.cli.cmd_export_training import export_training
     from replaykit.core.errors import BadInput
     from replaykit.exporters import default_path, export, render_export
 
@@ -68,26 +70,70 @@ def handle(args: argparse.Namespace) -> int:
             args.output = default_path(args.runs[0] if len(args.runs) == 1 else "corpus", args.format)
         if args.output == "-":
             raise BadInput(f"--format {args.format} writes files (JSONL, Parquet, shards): give -o PATH")
+        from replaykit.cli.cmd_export_training import export_training
+
         return export_training(args)
     if args.parquet:
         raise BadInput("--parquet applies to the training formats (openai-jsonl, sharegpt, trl)")
     if len(args.runs) != 1 or args.all:
         raise BadInput(f"--format {args.format} exports exactly one RUN")
+    options = _interop_options(args)
+    if streams(args.format) and not options:
+        from replaykit.core.trace.raw_check import NeedsFullReader
+
+        try:
+            return _export_stream(args)
+        except NeedsFullReader:
+            pass  # the validating reader judges (and words) what the streaming pass could not vouch for
     run = load_run(args, args.runs[0])
     if args.output == "-":
         if args.json:
             raise BadInput("-o - writes the export on stdout; --json cannot share it")
-        text, _ = render_export(run, args.format, _stdout_name(run.run_id, args.format), **_interop_options(args))
+        text, _ = render_export(run, args.format, _stdout_name(run.run_id, args.format), **options)
         sys.stdout.write(text)
         sys.stdout.flush()
         return 0
     output = args.output if args.output is not None else default_path(run.run_id, args.format)
-    document = export(run, args.format, output, force=args.force, **_interop_options(args))
+    document = export(run, args.format, output, force=args.force, **options)
+    _report(args, document)
+    return 0
+
+
+def _export_stream(args: argparse.Namespace) -> int:
+    """The export read from the trace file as a stream (no run loaded); raises ``NeedsFullReader``."""
+    from pathlib import Path
+
+    from replaykit.core.errors import BadInput
+    from replaykit.core.trace.store_index import default_store_root, resolve_ref
+    from replaykit.exporters import export_trace, render_trace_export
+
+    root = Path(args.store).expanduser() if args.store is not None else default_store_root()
+    trace = resolve_ref(root, args.runs[0])
+    if args.output == "-":
+        if args.json:
+            raise BadInput("-o - writes the export on stdout; --json cannot share it")
+        text, _, warnings = render_trace_export(trace, args.format)
+        _warn(trace, warnings)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    document, warnings = export_trace(trace, args.format, args.output, force=args.force)
+    _warn(trace, warnings)
+    _report(args, document)
+    return 0
+
+
+def _warn(trace: Any, warnings: list[str]) -> None:
+    for warning in warnings:  # as ``warn_read_report`` words the validating reader's
+        print(f"replaykit: warning: {trace}: {warning}", file=sys.stderr)
+
+
+def _report(args: argparse.Namespace, document: dict[str, Any]) -> None:
     if args.json:
         print_json(document)
     else:
-        console().print(f"exported {run.run_id} as {args.format} -> {document['path']}")
-    return 0
+        # plain print, not the rich console: a path is not markup, and is never wrapped
+        print(f"exported {document['run_id']} as {args.format} -> {document['path']}")
 
 
 def _stdout_name(run_id: str, fmt: str) -> str:

@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from replaykit.cli._common import add_json, add_store, load_run, open_store, print_json
+from replaykit.cli._common import (
+    add_json,
+    add_store,
+    add_stream_timing,
+    load_run,
+    open_store,
+    print_json,
+    stream_timing,
+)
 from replaykit.engines import ENGINES
 
 
@@ -36,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="Python file with your real tool implementations (a function per tool name, or "
                              "TOOLS = {name: fn}); live calls run them through the destructive-tool guard "
                              "(--engine openai, pydantic-ai, langgraph)")
+    add_stream_timing(parser)
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -46,6 +55,7 @@ def handle(args: argparse.Namespace) -> int:
     from replaykit.core.replay.play import PlayOptions
     from replaykit.engines import play
 
+    timing = stream_timing(args)
     if args.stale_timeout is not None and args.stale_timeout <= 0:
         raise BadInput("--stale-timeout must be a positive number of seconds")
     if args.max_iterations < 1:
@@ -70,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     options = PlayOptions(base_url=args.base_url or "", model=args.model or "", api_key_env=args.api_key_env,
                           allow_destructive=args.allow_destructive, stale_timeout=args.stale_timeout,
                           store=open_store(args), cut=args.at, serve_only=args.offline,
-                          max_iterations=args.max_iterations, extra=extra)
+                          max_iterations=args.max_iterations, extra=extra, stream_timing=timing)
     options.safe_base_url()  # validate before anything starts
     options.api_key()  # a named but unset variable is a one-line error before any work
     result = play(run, args.engine, options)

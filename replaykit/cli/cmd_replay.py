@@ -1,10 +1,19 @@
-"""replaykit replay RUN [--from N] [--to N]: deterministic replay, 0 provider calls, 0 tool calls."""
+"""replaykit replay RUN [--from N] [--to N] [--stream-timing fast|recorded]: deterministic replay, 0 provider
+calls, 0 tool calls; a step recorded as a stream is served frame by frame, at once or at the recorded pace."""
 
 from __future__ import annotations
 
 import argparse
 
-from replaykit.cli._common import add_json, add_store, console, open_store, print_json
+from replaykit.cli._common import (
+    add_json,
+    add_store,
+    add_stream_timing,
+    console,
+    open_store,
+    print_json,
+    stream_timing,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -16,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="first step to replay (earlier steps stay as conversation context)")
     parser.add_argument("--to", dest="stop", type=int, default=None, metavar="N",
                         help="last step to replay (inclusive)")
+    add_stream_timing(parser)
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -26,8 +36,9 @@ def handle(args: argparse.Namespace) -> int:
 
     from replaykit.core.replay.replay import replay_path
 
+    timing = stream_timing(args)
     path = open_store(args).resolve(args.run)
-    document = replay_path(path, start=args.start, stop=args.stop)
+    document = replay_path(path, start=args.start, stop=args.stop, stream_timing=timing)
     if args.json:
         print_json(document)
         return 0

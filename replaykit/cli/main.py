@@ -31,18 +31,24 @@ class Parser(argparse.ArgumentParser):
         fail(f"{message} (see '{self.prog} --help')", code=2)
 
 
-def build_parser() -> Parser:
+def build_parser(only: str | None = None) -> Parser:
+    """The whole command line, or with ``only`` (a command name) just that command: a command's module is
+    imported only to register it, and some import their engines' or importers' tables (``replaykit export``
+    then pays for what ``replaykit play`` needs)."""
     parser = Parser(prog="replaykit", description="Record, replay, branch, diff and export agent runs.")
     parser.add_argument("--version", action="version", version=f"replaykit {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"replaykit.cli.cmd_{name}").register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    arguments = list(argv) if argv is not None else sys.argv[1:]
+    # The command is the first argument (there are no options before it but --help and --version, which
+    # need the whole parser): register only that one.
+    parser = build_parser(arguments[0] if arguments and arguments[0] in COMMANDS else None)
+    args = parser.parse_args(arguments)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

@@ -17,12 +17,11 @@ from __future__ import annotations
 import time
 
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.cursor import ReplayCursor, with_input
 from replaykit.core.replay.live_model import DROP_PARAMS, LiveModel
 from replaykit.core.replay.live_tools import LiveTools, tool_implementations
 from replaykit.core.replay.play import PlayOptions, PlayResult, start_play
 from replaykit.core.replay.resilience import GaveUp, IterationBudget
-from replaykit.core.replay.serve import request_fingerprint
 from replaykit.core.replay.tool_ladder import ToolAnswer
 from replaykit.core.trace.ir import (
     Message,
@@ -38,15 +37,6 @@ ENGINE = "openai"
 def _tool_message(call: ToolCallPart, answer: ToolAnswer) -> Message:
     return Message(role="tool", parts=[ToolResultPart(tool_call_id=call.id, name=call.name, content=answer.content,
                                                       is_error=answer.is_error)])
-
-
-def _take_turn(pending: list[Message], given: Message) -> None:
-    """A recorded user message handed over inside a turn is not a later turn any more."""
-    key = request_fingerprint([given])
-    for index, message in enumerate(pending):
-        if request_fingerprint([message]) == key:
-            del pending[index]
-            return
 
 
 def _prov(cursor: ReplayCursor) -> Provenance:
@@ -81,12 +71,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
             call_params = dict(params)
             call_tools = tools
             state = "ok"  # the budget bounds live calls: a served prefix is the record's, however long
-            at, given = cursor.recorded_input(messages)  # input the application added inside the turn
-            messages[at:at] = given
-            for message in given:
-                if message.role == "user":
-                    _take_turn(pending_turns, message)
-                    recorder.turn_start(message, provenance=Provenance.SERVED)
+            messages[:] = with_input(messages, cursor.take_recorded_input(messages))  # added inside the turn
             decision = cursor.llm(messages, call_tools, model=options.model, params=call_params)
             if decision.response is not None:
                 response = decision.response
@@ -114,9 +99,9 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                 continue
             final = response.message.text
             recorder.turn_end(final, reason=budget.reason, provenance=_prov(cursor))
-            if not pending_turns:
+            user = cursor.next_turn(pending_turns)
+            if user is None:
                 break
-            user = pending_turns.pop(0)
             messages.append(user)
             recorder.turn_start(user, provenance=Provenance.SERVED)
             budget.reset()

@@ -127,7 +127,11 @@ def health_html(run: Run, cost_usd: float | None) -> str:
     """The run's health score and its reasons (``core.health``)."""
     from replaykit.core.analysis.health import run_health
 
-    health = run_health(run, cost_usd=cost_usd, with_cost=False)
+    return health_block(run_health(run, cost_usd=cost_usd, with_cost=False))
+
+
+def health_block(health: Any) -> str:
+    """A ``core.analysis.health.Health`` as the report shows it: the score and its reasons, escaped."""
     badge = "ok" if health.score >= 80 else "bad" if health.score < 50 else ""
     items = "".join(f"<li>{esc(r.detail)} <small>(-{r.penalty})</small></li>" for r in health.reasons)
     return (f'<h2>Health</h2><p><span class="badge {badge}">{health.score}/100</span></p>'
@@ -147,7 +151,12 @@ def _mermaid(run: Run) -> str | None:
 def graph_svg(run: Run) -> str:
     """A small offline drawing of the agent loop with this run's counts (no JS, no network)."""
     llm = sum(1 for s in run.steps if s.kind == "llm")
-    tools = sum(1 for s in run.steps if s.kind == "tool")
+    return loop_svg(llm, len(run.steps) - llm)
+
+
+def loop_svg(llm: int, tools: int) -> str:
+    """The agent loop drawn with ``llm`` model calls and ``tools`` tool calls (integers: nothing to escape)."""
+    llm, tools = int(llm), int(tools)
     return (
         '<svg xmlns="http://www.w3.org/2000/svg" width="520" height="90" role="img" '
         'aria-label="agent loop"><defs><marker id="a" markerWidth="8" markerHeight="8" refX="7" refY="4" '

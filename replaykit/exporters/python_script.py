@@ -1,59 +1,181 @@
 """Export a run as one standalone, stdlib-only Python script (``replaykit export --format python``).
 
-Safety by construction: trace content never becomes Python syntax. The run is embedded as ONE JSON
-document (``{"header": ..., "events": [...]}``, exactly the trace's lines as JSON) inside the string
-literal ``TRACE_JSON``, one event per source line so two exported runs diff readably. Each source line
-is ``repr()`` of a piece of JSON made of printable ASCII only (0x20-0x7E; every other character is a
-``\\uXXXX`` escape, see ``model_json``): no newline, NUL, surrogate, U+2028/2029 or non-ASCII byte can
-reach the source, and ``repr`` escapes every backslash and the enclosing quote. The script decodes it
-with ``json.loads``.
-Metadata constants use ``ascii()`` (an ASCII-only literal that evaluates back to the value); the header
-docstring and comments only show a whitelisted character set.
+One writer, two sources of trace lines: a trace file read as a stream (``render_trace``: what the CLI
+uses; standard library only, no pydantic, memory bounded by the compressed output) and a loaded ``Run``
+(``render``: the Python API, each event as the store would write its line). The script embeds the
+trace's own lines (deltas stay deltas, ``same`` marks stay marks: the script fills them in with the
+readers' own ``SameFiller``) as ONE JSON document, ``{"header": ..., "events": [...]}``, compressed with
+zlib as it is read and written as a base64 string literal ``TRACE_ZLIB_BASE64``.
 
-The replay engine inside the script is the source of ``replaykit.core.replay.replay_doc`` (a pure, stdlib-only
-function also behind ``replaykit replay --json``), with ``replaykit.core.replay.serve`` (the serve decision and
-delta resolver) and ``replaykit.core.trace.canonical`` (the request fingerprint) it builds on, so both compute
-the same document and match requests by the same rule.
+Safety by construction: trace content never becomes Python syntax. The literal holds only the 65
+characters of the base64 alphabet (checked), split over lines of fixed width inside ``"..."``: no quote,
+backslash, line break or non-ASCII character from the trace can reach the source. The script decodes it
+with ``binascii``, ``zlib`` and ``json.loads``. Metadata constants use ``ascii()`` (an ASCII-only
+literal that evaluates back to the value); the header docstring and comments only show a whitelisted
+character set.
+
+The replay engine inside the script is the source of ``replaykit.core.replay.replay_doc`` (a pure,
+stdlib-only function also behind ``replaykit replay --json``), with ``replaykit.core.replay.serve`` (the
+serve decision), ``replaykit.core.trace.deltas`` (the delta resolver) and ``replaykit.core.trace.canonical``
+(the request fingerprint) it builds on, so both compute the same document and match requests by the
+same rule. They are read from their files, not imported: an export process loads none of them.
 """
 
 from __future__ import annotations
 
+import binascii
 import json
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
-from importlib import resources
-from typing import Any, cast
-
-from pydantic import BaseModel
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from replaykit.core.errors import BadInput
-from replaykit.core.trace import jsonsafe
-from replaykit.core.trace.ir import ErrorEvent, LLMCallEvent, Message, ToolCallEvent
-from replaykit.core.trace.recorder import ToolRefs
-from replaykit.core.trace.run import Run
-from replaykit.exporters._embed import embedded_modules, top_level_names
+from replaykit.core.trace.raw_check import EventCheck, NeedsFullReader, check_header
+from replaykit.exporters._embed import definitions, embedded_modules
+
+if TYPE_CHECKING:
+    from replaykit.core.trace.run import Run
 
 _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+ENGINE_MODULES = ("replaykit.core.trace.canonical", "replaykit.core.trace.deltas", "replaykit.core.replay.serve",
+                   "replaykit.core.replay.tool_ladder", "replaykit.core.replay.replay_doc")
+#: zlib level 1: 3x faster than the default 6 on a trace and 1.3x larger (0.57 vs 0.44 MB at N = 1000);
+#: the export has 0.15 s as a whole process, and decompression costs the script the same either way.
+ZLIB_LEVEL = 1
+LITERAL_WIDTH = 1000  # base64 characters per source line (narrow lines cost the compiler more tokens)
 
 
-# --------------------------------------------------------------------------------------- encoding
+# ------------------------------------------------------------------------------------------ facts
 
 
-def trace_data(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run as plain JSON: header and events exactly as a trace file line holds them (what the
-    script's ``TRACE_JSON`` decodes to)."""
-    header = jsonsafe.model_data(run.header, exclude_none=True)
-    events = [jsonsafe.model_data(event, exclude_none=True) for event in run.events]
-    return header, events
+class RunFacts:
+    """What the docstring and the metadata constants show, counted one raw event at a time by the rules
+    of ``Run.steps``, ``Run.model`` and ``Run.duration`` (``inspect``'s streaming pass counts the same)."""
+
+    __slots__ = ("end", "events", "first_llm_model", "header", "known_model", "llm_steps", "meta_model", "tool_steps")
+
+    def __init__(self, header: dict[str, Any]) -> None:
+        self.header = header
+        self.events = self.llm_steps = self.tool_steps = 0
+        self.end = 0.0
+        self.first_llm_model: tuple[Any] | None = None
+        self.known_model: tuple[str | None] | None = None  # a loaded run's own ``Run.model``
+        self.meta_model = (header.get("metadata") or {}).get("model")  # Run.meta: later meta events win
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        self.events += 1
+        self.end = max(self.end, float(event.get("t", 0.0)) + float(event.get("duration") or 0.0))
+        if kind == "llm_call":
+            self.llm_steps += 1
+            request, response = event["request"], event["response"]
+            if not isinstance(response.get("message"), dict):
+                raise NeedsFullReader("an LLM call without a response message")
+            if self.first_llm_model is None:
+                self.first_llm_model = (request.get("model") or response.get("model"),)
+        elif kind == "tool_call":
+            self.tool_steps += 1
+        elif kind == "meta" and "model" in event["data"]:
+            self.meta_model = event["data"]["model"]
+
+    @property
+    def steps(self) -> int:
+        return self.llm_steps + self.tool_steps
+
+    @property
+    def model(self) -> str | None:
+        if self.known_model is not None:
+            return self.known_model[0]
+        if self.header.get("model"):
+            return str(self.header["model"])
+        if self.first_llm_model is not None:
+            return self.first_llm_model[0]
+        return self.meta_model if isinstance(self.meta_model, str) else None
+
+    @classmethod
+    def of_run(cls, run: Run, header: dict[str, Any]) -> RunFacts:
+        """The same facts of a loaded run, from the run's own properties."""
+        facts = cls(header)
+        steps = run.steps
+        facts.events, facts.end = len(run.events), run.duration
+        facts.llm_steps = sum(1 for s in steps if s.kind == "llm")
+        facts.tool_steps = len(steps) - facts.llm_steps
+        facts.known_model = (run.model,)
+        return facts
+
+
+# ------------------------------------------------------------------------------------------ packing
+
+
+class TracePacker:
+    """The trace as one JSON document, ``{"header":<line>,"events":[<line>,...]}``, zlib-compressed as the
+    lines come (memory: the compressed bytes and at most ``_CHUNK`` of pending lines)."""
+
+    _CHUNK = 1 << 20
+
+    def __init__(self, header_json: bytes) -> None:
+        self._zlib = zlib.compressobj(ZLIB_LEVEL)
+        self._out: list[bytes] = []
+        self._pending: list[bytes] = [b'{"header":', header_json, b',"events":[']
+        self._pending_bytes = 0
+        self._separator = b""
+
+    def add(self, line: bytes) -> None:
+        """One event line: compact JSON of one object, UTF-8, without its newline."""
+        self._pending.append(self._separator)
+        self._pending.append(line)
+        self._separator = b","
+        self._pending_bytes += len(line)
+        if self._pending_bytes >= self._CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._out.append(self._zlib.compress(b"".join(self._pending)))
+        self._pending.clear()
+        self._pending_bytes = 0
+
+    def finish(self) -> str:
+        """The base64 text of the whole compressed document."""
+        self._pending.append(b"]}")
+        self._flush()
+        self._out.append(self._zlib.flush())
+        return binascii.b2a_base64(b"".join(self._out), newline=False).decode("ascii")
+
+
+def trace_literal(packed: str) -> str:
+    """``TRACE_ZLIB_BASE64 = (...)``: adjacent string literals of base64 characters only."""
+    if not _BASE64.fullmatch(packed):  # belt and braces: b2a_base64 writes nothing else
+        raise BadInput("internal: the packed trace is not base64")
+    lines = ["TRACE_ZLIB_BASE64 = ("]
+    lines.extend(f'    "{packed[i:i + LITERAL_WIDTH]}"' for i in range(0, len(packed), LITERAL_WIDTH))
+    lines.append(")")
+    return "\n".join(lines) + "\n"
+
+
+def _ascii_json(value: Any) -> bytes:
+    # allow_nan=False: the IR's JSON form has no NaN/Infinity; if one slips through, fail loudly rather
+    # than write a token json.loads accepts but other readers do not.
+    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NeedsFullReader(f"a {name} in the trace (the IR's JSON form has null)")
+
+
+# NaN and the infinities are JSON to ``json.loads``, not to the IR: such a line goes to the full reader.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 @contextmanager
 def _unbounded_ints() -> Iterator[None]:
-    """Let json encode integers of any size (CPython limits int->str to 4300 digits by default)."""
+    """Let json read and write integers of any size (CPython limits int<->str to 4300 digits)."""
     get = getattr(sys, "get_int_max_str_digits", None)
     if get is None:
         yield
@@ -66,86 +188,108 @@ def _unbounded_ints() -> Iterator[None]:
         sys.set_int_max_str_digits(previous)
 
 
-def _ascii_json(value: Any) -> str:
-    # allow_nan=False: the IR's JSON form has no NaN/Infinity (pydantic maps them to null); if one slips
-    # through, fail loudly rather than write a token json.loads accepts but other readers do not.
-    return json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+# ------------------------------------------------------------------------------------------ sources
 
 
-_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+class Rendered:
+    """``render_trace``'s answer: the source text and what ``replaykit export --json`` reports."""
+
+    __slots__ = ("report", "text")
+
+    def __init__(self, text: str, report: dict[str, Any]) -> None:
+        self.text, self.report = text, report
 
 
-def _escape_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code > 0xFFFF:  # astral: a UTF-16 surrogate pair, as JSON spells it
-        code -= 0x10000
-        return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
-    return f"\\u{code:04x}"
+def render_trace(path: Path, filename: str = "run.py", **_options: Any) -> Rendered:
+    """The script of the trace file at ``path`` (plain or compacted), read as a stream of plain dicts.
+
+    Raises ``NeedsFullReader`` for anything the streaming pass cannot vouch for (the caller then loads
+    the run and uses ``render``, whose reader words the error); a torn last line is skipped and reported
+    in ``report["warnings"]``."""
+    from replaykit.core.gcpause import cyclic_gc_paused
+    from replaykit.core.trace.migrate import VERBATIM_VERSIONS, migrate_event
+    from replaykit.core.trace.store_index import (
+        ReadReport,
+        SameFiller,
+        event_lines,
+        open_trace,
+        read_raw_header,
+    )
+
+    report = ReadReport(path)
+    handle = open_trace(path)
+    # Each parsed line is dropped at once; the collector would only rescan the ones still alive.
+    with cyclic_gc_paused(), _unbounded_ints():
+        try:
+            header = read_raw_header(handle, path)
+            check_header(header)
+            version = int(header["schema_version"])
+            packer = TracePacker(_ascii_json(header))
+            facts, check = RunFacts(header), EventCheck()
+            fill: SameFiller | None = SameFiller(raw=True)
+            for lineno, line, _is_last, complete in event_lines(handle, path):
+                try:
+                    event = _DECODER.decode(line.decode("utf-8"))
+                except ValueError:  # not JSON, or not UTF-8
+                    if complete:  # a complete line that is not JSON: corruption, worded by the full reader
+                        raise NeedsFullReader("a line is not JSON") from None
+                    report.torn(lineno, line)
+                    break
+                if not line.startswith(b"{"):
+                    raise NeedsFullReader("a line that is not a bare JSON object")
+                if version not in VERBATIM_VERSIONS and isinstance(event, dict):
+                    event = migrate_event(event, version)
+                    line = _ascii_json(event)
+                packer.add(line.rstrip(b"\r\n"))  # the line as the trace holds it: ``same`` marks and all
+                try:
+                    if fill is not None:  # the facts need the first LLM call's model filled in, nothing more
+                        fill(event)
+                        if facts.first_llm_model is not None:
+                            fill = None
+                    check(event)
+                    facts.add(event)
+                except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                    raise NeedsFullReader(f"line {lineno}: {exc}") from exc
+        finally:
+            handle.close()
+        text = render_source(header, facts, packer.finish())
+    return Rendered(text, {"run_id": header["run_id"], "steps": facts.steps, "events": facts.events,
+                           "lines": text.count("\n"), "warnings": list(report.warnings)})
 
 
-def model_json(model: BaseModel) -> str:
-    """An IR model as compact JSON of printable ASCII only (0x20-0x7E), exactly the data of its trace line.
+def render(run: Run, **_options: Any) -> str:
+    """The script of a loaded run (each event as the store writes its line). Raises ``BadInput`` if
+    the run cannot be embedded."""
+    from replaykit.core.trace import jsonsafe
 
-    Fast path: pydantic's serializer (what the store writes), then every other character becomes a
-    ``\\uXXXX`` escape (raw characters can only occur inside JSON strings, where the escape means the
-    same). Slow path, for what pydantic's JSON serializer refuses (lone surrogates): the same data via
-    ``model_dump(mode="json")`` and ``json.dumps(ensure_ascii=True)``."""
     try:
-        text = model.model_dump_json(exclude_none=True)
-    except (ValueError, TypeError):
         with _unbounded_ints():
-            text = _ascii_json(jsonsafe.model_data(model, exclude_none=True))
-    if not text.isascii() or "\x7f" in text:  # pydantic escapes the rest (< 0x20) already
-        text = _NOT_PRINTABLE_ASCII.sub(_escape_char, text)
-    if not (text.isascii() and text.isprintable()):  # belt and braces: guaranteed by the line above
-        raise BadInput("internal: JSON text is not printable ASCII")
-    return text
+            header = jsonsafe.model_data(run.header, exclude_none=True)
+            packer = TracePacker(_ascii_json(header))
+            for event in run.events:
+                packer.add(jsonsafe.model_json(event).encode("utf-8"))
+            facts = RunFacts.of_run(run, header)
+            return render_source(header, facts, packer.finish())
+    except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)
+        raise BadInput(f"run {run.run_id!r} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
 
 
-def event_texts(run: Run) -> list[str]:
-    """Each event as printable-ASCII JSON, as the trace holds it, except that a request message still
-    written in full where it is exactly the tool message of an earlier tool call (a schema-1 trace, an
-    import) becomes the trace's own reference to that event (``MessageRef``, found by the recorders'
-    ``ToolRefs``): each tool result is embedded once."""
-    texts: list[str] = []
-    refs = ToolRefs()
-    recent: list[ToolCallEvent] = []  # tool calls since the last request (noted only when one needs them)
-    for event in run.events:
-        kind = event.kind  # not isinstance: pydantic models go through ABCMeta (see Run.steps)
-        if kind == "tool_call":
-            recent.append(cast(ToolCallEvent, event))
-        elif kind in ("llm_call", "error") and cast(LLMCallEvent | ErrorEvent, event).request is not None:
-            request = cast(LLMCallEvent, event).request
-            append = request.context.append
-            swapped = append
-            if recent and any(type(m) is Message and m.role == "tool" for m in append):
-                for tool in recent:
-                    refs.note(tool)
-                swapped = refs.swap(list(append))
-            recent.clear()
-            if swapped != append:
-                context = request.context.model_copy(update={"append": swapped})
-                event = event.model_copy(update={"request": request.model_copy(update={"context": context})})
-        texts.append(model_json(event))
-    return texts
+def summarize(run: Run, source: str) -> dict[str, Any]:
+    """What ``replaykit export --json`` reports besides path and bytes."""
+    return {"events": len(run.events), "lines": source.count("\n")}
 
 
-def trace_literal_lines(run: Run) -> list[str]:
-    """The pieces of the one JSON document, one per source line (their concatenation is the JSON)."""
-    pieces = ['{"header": ' + model_json(run.header) + ",\n", '"events": [\n']
-    texts = event_texts(run)
-    last = len(texts) - 1
-    pieces.extend(text + (",\n" if i < last else "\n") for i, text in enumerate(texts))
-    pieces.append("]}\n")
-    return pieces
+def trace_data(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run as plain JSON: header and events exactly as a trace file line holds them (what the
+    script's ``--dump-trace`` prints)."""
+    from replaykit.core.trace import jsonsafe
+
+    header = jsonsafe.model_data(run.header, exclude_none=True)
+    events = [jsonsafe.model_data(event, exclude_none=True) for event in run.events]
+    return header, events
 
 
-def trace_literal(run: Run) -> str:
-    """``TRACE_JSON = (...)``: adjacent string literals, each ``repr`` of printable ASCII."""
-    lines = ["TRACE_JSON = ("]
-    lines.extend("    " + repr(piece) for piece in trace_literal_lines(run))
-    lines.append(")")
-    return "\n".join(lines) + "\n"
+# --------------------------------------------------------------------------------------- template
 
 
 def safe_text(value: Any, limit: int = 100) -> str:
@@ -154,49 +298,36 @@ def safe_text(value: Any, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# --------------------------------------------------------------------------------------- template
-
-
 @lru_cache(maxsize=1)
-def _template_body() -> str:
-    source = resources.files("replaykit.exporters.python_template").joinpath("script.py").read_text("utf-8")
+def template_body() -> str:
+    """The script's code below its docstring, with the template-only blocks removed."""
+    source = (Path(__file__).parent / "python_template" / "script.py").read_text("utf-8")
     body = source.split(_BODY_MARKER, 1)[1]
     return re.sub(r"# <template-only>\n.*?# </template-only>\n", "", body, flags=re.S)
 
 
 @lru_cache(maxsize=1)
-def _engine_source() -> str:
+def engine_source() -> str:
     """``replaykit.core.trace.canonical`` and ``deltas``, ``replaykit.core.replay.serve``, ``tool_ladder`` and
-    ``replay_doc`` without docstrings and ``__future__`` imports (and without their imports of each other)."""
-    from replaykit.core.replay import replay_doc, serve, tool_ladder
-    from replaykit.core.trace import canonical, deltas
-
-    return "\n\n".join(embedded_modules([canonical, deltas, serve, tool_ladder, replay_doc]))
-
-
-@lru_cache(maxsize=1)
-def _check_no_name_clash() -> None:
-    """The engine and the script body share one module namespace: a name defined in both would
-    silently replace the engine's (and change the document). Refuse to generate such a script."""
-    clash = top_level_names(_engine_source()) & top_level_names(_template_body())
-    if clash:
-        raise AssertionError(f"script template redefines engine names: {', '.join(sorted(clash))}")
+    ``replay_doc`` without docstrings and ``__future__`` imports (and without their imports of each other),
+    then ``store_index``'s ``SameFiller``. That they define no name twice, and the script body none of
+    theirs, is a test (tests/exporters/test_python_script.py): all are fixed for a replaykit version."""
+    return "\n\n".join([*embedded_modules(ENGINE_MODULES, check_names=False),
+                        definitions("replaykit.core.trace.store_index", ["SameFiller"])])
 
 
-def _docstring(run: Run, header: dict[str, Any]) -> str:
+def _docstring(header: dict[str, Any], facts: RunFacts) -> str:
     source = header.get("source") or {}
     framework = " ".join(str(x) for x in (source.get("framework"), source.get("framework_version")) if x)
-    steps = run.steps
-    llm = sum(1 for s in steps if s.kind == "llm")
     rows = [
         ("Run", header.get("run_id")),
         ("Title", header.get("title")),
         ("Source", framework or "unknown"),
-        ("Model", run.model),
+        ("Model", facts.model),
         ("Provider", header.get("provider")),
         ("Recorded", header.get("created_at")),
-        ("Steps", f"{len(steps)} ({llm} LLM calls, {len(steps) - llm} tool calls)"),
-        ("Duration", f"{run.duration:.3f} s"),
+        ("Steps", f"{facts.steps} ({facts.llm_steps} LLM calls, {facts.tool_steps} tool calls)"),
+        ("Duration", f"{facts.end:.3f} s"),
     ]
     # Always every row ("-" when unknown): the docstring has a fixed line count, so the code below it sits
     # on the same lines in every export (and two exports diff cleanly).
@@ -217,56 +348,73 @@ How to run it:
     python run.py --html report.html      also write a self-contained HTML report
     python run.py --dump-trace            print the embedded trace (header and events)
 
-The recorded run is the JSON document in TRACE_JSON at the end of this file. It is data: it is read
-with json.loads and never executed. Values shown above are sanitized for display.
+The recorded run is its trace at the end of this file, in TRACE_ZLIB_BASE64: one JSON document,
+zlib-compressed, base64-encoded. It is data: it is decoded and read with json.loads, never executed.
+Values shown above are sanitized for display.
 """
 '''
 
 
-def _metadata(run: Run, header: dict[str, Any]) -> str:
+def _metadata(header: dict[str, Any], facts: RunFacts) -> str:
     source = header.get("source") or {}
     values = [
         ("RUN_ID", header.get("run_id")),
         ("SOURCE_FRAMEWORK", source.get("framework")),
-        ("MODEL", run.model),
+        ("MODEL", facts.model),
         ("PROVIDER", header.get("provider")),
         ("CREATED_AT", header.get("created_at")),
-        ("STEP_COUNT", len(run.steps)),
-        ("EVENT_COUNT", len(run.events)),
+        ("STEP_COUNT", facts.steps),
+        ("EVENT_COUNT", facts.events),
     ]
     # One tuple of constants (the compiler folds it into ONE constant): however many of these values are
     # equal to each other or to a constant of the code, the program's other constants keep their indices.
-    lines = ["# Metadata of the recorded run (the same values are in TRACE_JSON; these are for reading).",
+    lines = ["# Metadata of the recorded run (the same values are in the embedded trace; these are for reading).",
              ", ".join(name for name, _ in values) + " = ("]
     lines.extend(f"    {value!a},  # {name}" for name, value in values)
     lines.append(")")
     return "\n".join(lines) + "\n"
 
 
-def render(run: Run, **_options: Any) -> str:
-    """The script's source text. Raises ``BadInput`` if the run cannot be embedded."""
-    try:
-        header = jsonsafe.model_data(run.header, exclude_none=True)
-        literal = trace_literal(run)
-        metadata = _metadata(run, header)
-    except (ValueError, RecursionError) as exc:  # incl. UnicodeError (pydantic on surrogate keys)
-        raise BadInput(f"run {run.run_id!r} cannot be exported as a script: {' '.join(str(exc).split())}") from exc
-    _check_no_name_clash()
-    body = _template_body()
-    for marker, text in (("# @@METADATA@@\n", metadata), ("# @@ENGINE@@\n", _engine_source()),
-                         ("# @@TRACE@@\n", literal)):
+_METADATA_HEAD = "# Metadata of the recorded run"
+_FUTURE = "\nfrom __future__ import annotations\n"
+
+
+def compile_check(text: str, filename: str) -> None:
+    """``compile`` of what in ``text`` depends on the run: the docstring above the code, and the metadata
+    constants, packed trace and entry point below it (raises ``SyntaxError`` & co. like ``compile``).
+
+    The code between them is the same in every export of a replaykit version (the template and the
+    embedded engine, nothing from the run) and is compiled by the tests, whole scripts of any content
+    included (tests/exporters/test_python_script_properties.py); each part starts and ends with a
+    complete top-level statement, so the whole compiles exactly when these parts and that code do.
+    Compiling the code again on every export would cost the command more than reading the trace."""
+    head, code = text.find(_FUTURE), text.find("\n" + _METADATA_HEAD)
+    if head < 0 or code < 0 or code < head or text[code + 1:].count(_METADATA_HEAD) != 1 \
+            or text[head:code] != _fixed_code():
+        compile(text, filename, "exec", dont_inherit=True)  # not the shape render_source writes: all of it
+        return
+    compile(text[:head] + text[code:], filename, "exec", dont_inherit=True)
+
+
+@lru_cache(maxsize=1)
+def _fixed_code() -> str:
+    """The code of every export between its docstring and its metadata (what ``compile_check`` leaves out)."""
+    body = template_body().replace("# @@ENGINE@@\n", engine_source())
+    return _FUTURE + "\n" + body[: body.index("# @@METADATA@@\n")].rstrip("\n")
+
+
+def render_source(header: dict[str, Any], facts: RunFacts, packed: str) -> str:
+    """The script's source text: docstring, code, metadata, then the packed trace."""
+    body = template_body()
+    for marker, text in (("# @@METADATA@@\n", _metadata(header, facts)), ("# @@ENGINE@@\n", engine_source()),
+                         ("# @@TRACE@@\n", trace_literal(packed))):
         if body.count(marker) != 1:
             raise AssertionError(f"template marker {marker.strip()} must appear exactly once")
         body = body.replace(marker, text)
     return (
         "#!/usr/bin/env python3\n"
-        + _docstring(run, header)
+        + _docstring(header, facts)
         + "\nfrom __future__ import annotations\n\n"
         + body
         + '\n\nif __name__ == "__main__":\n    sys.exit(main())\n'
     )
-
-
-def summarize(run: Run, source: str) -> dict[str, Any]:
-    """What ``replaykit export --json`` reports besides path and bytes."""
-    return {"events": len(run.events), "lines": source.count("\n")}

@@ -73,14 +73,11 @@ class RunFacts:
 
 def _facts(path: Path, run_id: str) -> RunFacts:
     """``run_id``: the file's name in the store, the id every tool takes (a header may say otherwise)."""
-    from replaykit.core.analysis.inspect_view import NeedsFullReader, inspect_run, inspect_trace
+    from replaykit.core.analysis.inspect_view import inspect_file
     from replaykit.core.trace.store_index import summary_of
 
     try:
-        try:
-            view = inspect_trace(path, with_cost=False)
-        except NeedsFullReader:
-            view = inspect_run(Run.load(path), with_cost=False)
+        view = inspect_file(path, with_cost=False)
     except (ReplaykitError, OSError, ValueError) as exc:
         return RunFacts(run_id, "", None, "?", None, "unreadable", 0, 0.0, None, None, [], [], None, None,
                         error=" ".join(str(exc).split())[:300])

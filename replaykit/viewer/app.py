@@ -18,8 +18,17 @@ from urllib.parse import parse_qsl, urlencode
 from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
-from replaykit.viewer.catalog import Catalog, Query, lineage_tree
+from replaykit.viewer.catalog import MAX_PAGE_SIZE, PAGE_SIZE, Catalog, Query, RunRow
 from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
+from replaykit.viewer.run_views import (
+    MESSAGES_PER_PAGE,
+    PRICE_LIMIT,
+    ROWS_PER_PAGE,
+    PageOutOfRange,
+    RunView,
+    RunViews,
+    check_page,
+)
 from replaykit.viewer.security import CsrfTokens, Guard, origin_ok
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -37,6 +46,7 @@ class Viewer:
         self.token = token
         self.csrf = CsrfTokens()
         self.catalog = Catalog(store)
+        self.runs = RunViews(store)
         self.jobs = Jobs(store)
         self.port = 0  # set once the socket is bound
         self._last_play: dict[str, str] = {}  # endpoint, model, key variable NAME of the last play form
@@ -46,18 +56,19 @@ class Viewer:
             self._last_play = {"engine": form.engine, "base_url": form.base_url, "model": form.model,
                                "api_key_env": form.api_key_env or ""}
 
-    def play_defaults(self, run: Run) -> dict[str, str]:
+    def play_defaults(self, run: RunView, descendants: list[RunRow] | None = None) -> dict[str, str]:
         """What the play form starts with: the last play made here, else the endpoint and model this
         run (a play) or its newest play was made against, else the engine alone."""
         if self._last_play:
             return dict(self._last_play)
         candidates = [run.header] if run.header.lineage is not None and run.header.lineage.relation == "play" else []
-        newest = sorted((r for r in self.catalog.rows() if r.parent_run_id == run.run_id and r.relation == "play"),
+        children = self.catalog.entries() if descendants is None else descendants
+        newest = sorted((r for r in children if r.parent_run_id == run.run_id and r.relation == "play"),
                         key=lambda r: r.created_at, reverse=True)
         for row in newest[:1]:
             try:
-                candidates.append(self.store.load(row.run_id).header)
-            except ReplaykitError:
+                candidates.append(self.runs.get(row.run_id).header)
+            except (ReplaykitError, OSError):
                 pass
         for header in candidates:
             if header.base_url:
@@ -94,6 +105,12 @@ def _split_message(item: Any) -> tuple[str | None, Any]:
                                                              {k: v for k, v in item.items() if k != "_from"})
 
 
+def _message_text(message: dict[str, Any]) -> str:
+    from replaykit.core.analysis.step_detail import message_text
+
+    return message_text(message)
+
+
 def _templates(viewer: Viewer) -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
@@ -105,6 +122,7 @@ def _templates(viewer: Viewer) -> Any:
     env.filters["split_message"] = _split_message
     env.filters["seconds"] = lambda v: "" if v is None else f"{v:.3f}"
     env.filters["usage"] = usage_line
+    env.filters["message_text"] = _message_text
     return env
 
 
@@ -125,32 +143,32 @@ def usage_line(usage: Any) -> str:
     return line + (f" ({', '.join(extras)})" if extras else "")
 
 
-def run_summary(run: Run) -> dict[str, Any]:
+def run_summary(run: RunView) -> dict[str, Any]:
     """What the run page shows beside the timeline, built by the static report's own pieces (one
-    health score, one cost ledger, one drawing): each is HTML the report escaped itself."""
-    from replaykit.exporters.html_report import cost_info, graph_svg, health_html
+    health score, one drawing): each is HTML the report escaped itself."""
+    from importlib.util import find_spec
 
-    cost = cost_info(run)
-    total = cost.get("total_cost") if cost else None
-    reasons = "; ".join(cost.get("unknown_reasons") or []) if cost else ""
-    cost_text = ("unknown" + (f" ({reasons})" if reasons else "")) if total is None else f"${total:.6f}"
-    return {"health_html": health_html(run, total), "graph_svg": graph_svg(run),
-            "cost": cost_text if cost else "unavailable (genai-prices not installed)"}
+    from replaykit.exporters.html_report import health_block, loop_svg
+
+    priced = find_spec("genai_prices") is not None
+    cost = ("unknown" if run.cost is None else f"${run.cost:.6f}") if priced else \
+        "unavailable (genai-prices not installed)"
+    if run.cost_skipped:
+        cost = (f"not computed on this page ({run.llm_calls:,} LLM calls; the page prices at most "
+                f"{PRICE_LIMIT:,}): replaykit cost {run.run_id}")
+    return {"health_html": health_block(run.health), "graph_svg": loop_svg(run.llm_calls, run.steps - run.llm_calls),
+            "cost": cost}
 
 
-def tool_wait(run: Run, step: int) -> float | None:
-    """For a tool step recorded without its own duration (through an HTTP client, the tool runs out of
-    sight): the time from the answer that asked for it to the event that carried its result."""
-    from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
-
-    event = run.step(step).event
-    if not isinstance(event, ToolCallEvent):
-        return None
-    for earlier in reversed(run.steps[:step]):
-        asked = earlier.event
-        if isinstance(asked, LLMCallEvent) and any(c.id == event.call_id for c in asked.response.message.tool_calls):
-            return max(0.0, round(event.t - (asked.t + (asked.duration or 0.0)), 6))
-    return None
+def query_int(params: Any, name: str, default: int, *, most: int | None = None) -> int:
+    """A positive integer query parameter (``page``, ``limit``); BadInput (a 400) for anything else."""
+    text = params.get(name)
+    if text is None or text == "":
+        return default
+    if not text.isdigit() or int(text) < 1 or (most is not None and int(text) > most):
+        bound = f" from 1 to {most}" if most is not None else " of at least 1"
+        raise BadInput(f"{name}={text[:20]!r}: give a whole number{bound}")
+    return int(text)
 
 
 def build_app(viewer: Viewer) -> Any:
@@ -161,6 +179,11 @@ def build_app(viewer: Viewer) -> Any:
     from starlette.routing import Route
 
     env = _templates(viewer)
+    # Compile every template in the background now, not on the first visit of each page.
+    import threading
+
+    threading.Thread(target=lambda: [env.get_template(t.name) for t in TEMPLATES.glob("*.html")], daemon=True,
+                     name="replaykit-view-templates").start()
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         nonce = request.scope.get("replaykit.nonce", "")
@@ -186,54 +209,87 @@ def build_app(viewer: Viewer) -> Any:
             return error(request, "403 Forbidden: missing or stale form token (CSRF); reload the page", 403)
         return form
 
+    def failed(request: Request, exc: Exception) -> HTMLResponse:
+        """A page's error: 404 for a run or page that is not there, 400 for any other bad input."""
+        return error(request, str(exc), 404 if isinstance(exc, RunNotFound | PageOutOfRange) else 400)
+
     async def runs(request: Request) -> Response:
         query = Query.from_params(request.query_params)
-        rows = viewer.catalog.rows()
-        shown = lineage_tree(rows, query)
+        try:
+            number = query_int(request.query_params, "page", 1)
+            limit = query_int(request.query_params, "limit", PAGE_SIZE, most=MAX_PAGE_SIZE)
+            listing = viewer.catalog.page(query, number, limit)
+        except BadInput as exc:
+            return failed(request, exc)
+        entries = listing.entries
         facets = {
-            "framework": sorted({r.framework for r in rows}),
-            "model": sorted({r.model for r in rows if r.model}),
-            "status": sorted({r.status for r in rows} | {"failing"}),
-            "tag": sorted({t for r in rows for t in r.tags}),
+            "framework": sorted({r.framework for r in entries}),
+            "model": sorted({r.model for r in entries if r.model}),
+            "status": sorted({r.status for r in entries if r.counted and r.status} | {"completed", "failed",
+                                                                                       "incomplete", "failing"}),
+            "tag": sorted({t for r in entries for t in r.tags}),
         }
-        recording = any(r.recording for r in rows)
-        return page(request, "runs.html", title="runs", rows=shown, total=len(rows), query=query,
-                    facets=facets, recording=recording, store=str(viewer.store.root))
+        recording = any(r.recording for r in listing.rows)
+        return page(request, "runs.html", title="runs", listing=listing, rows=listing.rows, total=listing.total,
+                    query=query, facets=facets, recording=recording, store=str(viewer.store.root))
+
+    def run_view(run_id: str) -> RunView:
+        return viewer.runs.get(run_id)
 
     async def run_page(request: Request) -> Response:
-        from replaykit.core.analysis.timeline import timeline_rows
-
         try:
-            run = load(request.path_params["run_id"])
-        except ReplaykitError as exc:
-            return error(request, str(exc), 404 if isinstance(exc, RunNotFound) else 400)
-        rows = timeline_rows(run)
-        children = _subagent_children(viewer.store, rows)
-        catalog = viewer.catalog.rows()
-        recording = any(r.recording and r.run_id == run.run_id for r in catalog)
-        descendants = [r for r in catalog if r.parent_run_id == run.run_id]
+            run = run_view(request.path_params["run_id"])
+            number = query_int(request.query_params, "page", 1)
+            pages = check_page(number, run.rows, ROWS_PER_PAGE, "timeline rows")
+            rows = run.rows_page((number - 1) * ROWS_PER_PAGE, number * ROWS_PER_PAGE)
+        except (ReplaykitError, OSError) as exc:
+            return failed(request, exc)
+        children = viewer.runs.children(rows)
+        import time
+
+        recording = (run.status == "incomplete" and time.time() - run.mtime < 60.0
+                     and (run.header.lineage is None or run.header.lineage.relation != "branch"))
+        descendants = [r for r in viewer.catalog.entries() if r.parent_run_id == run.run_id]
         return page(request, "run.html", title=f"run {run.run_id}", run=run, rows=rows, children=children,
                     lineage=run.header.lineage, recording=recording, provenances=PROVENANCES,
                     descendants=descendants, summary=run_summary(run),
-                    play_defaults=viewer.play_defaults(run))
+                    play_defaults=viewer.play_defaults(run, descendants),
+                    page_number=number, pages=pages, per_page=ROWS_PER_PAGE)
 
     async def step_page(request: Request) -> Response:
-        from replaykit.core.analysis.step_detail import step_detail
-
         try:
-            run = load(request.path_params["run_id"])
-            detail = step_detail(run, int(request.path_params["step"]))
-        except ReplaykitError as exc:
-            return error(request, str(exc), 404 if isinstance(exc, RunNotFound) else 400)
+            run = run_view(request.path_params["run_id"])
+            shown = viewer.runs.step(run, int(request.path_params["step"]))
+        except (ReplaykitError, OSError) as exc:
+            return failed(request, exc)
+        detail = shown["d"]
         response_edit = ""
         if detail["kind"] == "llm":
             calls = detail["response"]["tool_calls"]
             response_edit = detail["response"]["text"] if not calls else _pretty(
                 {"content": detail["response"]["text"],
                  "tool_calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls]})
-        wait = tool_wait(run, detail["step"]) if detail["kind"] == "tool" and detail.get("duration") is None else None
         return page(request, "step.html", title=f"{run.run_id} step {detail['step']}", run=run, d=detail,
-                    steps=len(run.steps), response_edit=response_edit, tool_wait=wait)
+                    steps=run.steps, response_edit=response_edit, tool_wait=shown["tool_wait"],
+                    base_step=shown["base_step"], rows_per_page=ROWS_PER_PAGE)
+
+    async def request_page(request: Request) -> Response:
+        try:
+            run = run_view(request.path_params["run_id"])
+            step = int(request.path_params["step"])
+            number = query_int(request.query_params, "page", 1)
+            detail = viewer.runs.whole_request(run, step)
+            messages = detail["provider_messages"]
+            if messages is None:
+                messages = detail["messages"]
+            pages = check_page(number, len(messages), MESSAGES_PER_PAGE, "messages")
+        except (ReplaykitError, OSError) as exc:
+            return failed(request, exc)
+        first = (number - 1) * MESSAGES_PER_PAGE
+        return page(request, "request.html", title=f"{run.run_id} step {step} request", run=run, d=detail,
+                    step=step, messages=messages[first:first + MESSAGES_PER_PAGE], first=first,
+                    provider=detail["provider_messages"] is not None, page_number=number, pages=pages,
+                    count=len(messages), whole_body=pages == 1)
 
     async def diff_page(request: Request) -> Response:
         from replaykit.core.analysis.diff import diff_runs, lineage_edits
@@ -308,6 +364,7 @@ def build_app(viewer: Viewer) -> Any:
         Route("/", runs),
         Route("/run/{run_id}", run_page),
         Route("/run/{run_id}/step/{step:int}", step_page),
+        Route("/run/{run_id}/step/{step:int}/request", request_page),
         Route("/run/{run_id}/branch", branch_post, methods=["POST"]),
         Route("/run/{run_id}/play", play_post, methods=["POST"]),
         Route("/job/{job_id}", job_page),
@@ -318,23 +375,3 @@ def build_app(viewer: Viewer) -> Any:
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
     return Guard(app, token=viewer.token, allowed_hosts=viewer.hosts)
 
-
-def _subagent_children(store: RunStore, rows: list[dict[str, Any]], depth: int = 0) -> dict[str, Any]:
-    """Timeline rows of each subagent's child run present in the store (nested, at most 3 deep)."""
-    from replaykit.core.analysis.timeline import timeline_rows
-
-    children: dict[str, Any] = {}
-    if depth >= 3:
-        return children
-    for row in rows:
-        child_id = row.get("child_run_id")
-        if row["kind"] != "subagent" or row.get("phase") != "start" or not child_id or child_id in children:
-            continue
-        try:
-            child = store.load(child_id)
-        except (ReplaykitError, BadInput):
-            continue
-        child_rows = timeline_rows(child)
-        children[child_id] = {"run": child, "rows": child_rows,
-                              "children": _subagent_children(store, child_rows, depth + 1)}
-    return children

@@ -1,25 +1,36 @@
-"""The runs list: one row per run in the store, filtered, sorted, and nested by lineage.
+"""The runs list: one row per run in the store, filtered, sorted, nested by lineage, and shown a page at
+a time.
 
-A row needs more than the header (status, steps, failing step), so each run is loaded once and cached
-by its file's size and modification time: a run being recorded is re-read when it grows, the others
-cost a ``stat``. A run whose file changed in the last ``RECORDING_WINDOW`` seconds and has no
-``run_end`` yet is shown as recording (the page then refreshes itself).
+A row starts from the run's header line (``core/trace/store_index.summary_of``: id, date, framework,
+model, title, lineage), which is all the default order, the lineage nesting and most filters need; its
+status, steps, duration, failing step and health come from one streaming ``inspect`` pass over the file
+(``core/analysis/inspect_view.inspect_file``, no pydantic, no rows kept), computed only for the rows a page
+shows, or for every row when the order or a filter asks for them. Both are cached by the file's size and
+modification time: a run being recorded is re-read when it grows, the others cost a ``stat``. A run whose
+file changed in the last ``RECORDING_WINDOW`` seconds and has no ``run_end`` yet is shown as recording
+(the page then refreshes itself).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import ReplaykitError
-from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
+from replaykit.core.trace.store_index import RunSummary, iter_run_files, summary_of
+from replaykit.viewer.run_views import check_page
 
 RECORDING_WINDOW = 60.0
 SORT_KEYS = ("created", "run", "framework", "model", "status", "steps", "duration", "health")
+#: Orders and filters that need more than the header line (the streaming pass of every matching run).
+STATS_SORTS = frozenset({"status", "steps", "duration", "health"})
+PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
 
 
 @dataclass
@@ -41,68 +52,135 @@ class RunRow:
     error: str | None = None
     children: list[RunRow] = field(default_factory=list)
     depth: int = 0
+    counted: bool = False  # status, steps, duration, failing step and health are known
+    path: Path | None = None
+    mtime: float = 0.0
 
 
-def _health(run: Run) -> float | None:
-    """The run's health score, 0-100 (``replaykit.core.analysis.health``: the same score as ``inspect`` and
-    ``stats``; the cost part is left out here, a list of runs must stay quick)."""
-    from replaykit.core.analysis.health import run_health
+def _header_row(summary: RunSummary, tags: list[str], mtime: float) -> RunRow:
+    return RunRow(run_id=summary.run_id, created_at=summary.created_at, framework=summary.framework,
+                  model=summary.model, title=summary.title, status="", steps=0, duration=0.0, failing_step=None,
+                  tags=tags, parent_run_id=summary.parent_run_id, relation=summary.relation, recording=False,
+                  path=summary.path, mtime=mtime)
 
+
+def _count(row: RunRow) -> None:
+    """Fill in what the header does not say, from one streaming pass over the run (no rows kept)."""
+    from replaykit.core.analysis.inspect_view import inspect_file
+
+    assert row.path is not None
     try:
-        return float(run_health(run, with_cost=False).score)
-    except Exception:  # a score is an extra column, never a reason to hide the run
-        return None
+        view = inspect_file(row.path, with_cost=False, window=(0, 0))
+    except (ReplaykitError, OSError, ValueError) as exc:
+        row.status, row.error = "unreadable", str(exc)[:200]
+    else:
+        info = view.summary
+        row.model = info["model"]
+        row.status, row.steps, row.duration = info["status"], info["steps"], info["duration"]
+        # The health score of ``core/analysis/health.py`` (the one ``inspect`` and ``stats`` show); the cost
+        # part is left out here: a list of runs must stay quick.
+        row.failing_step, row.health = info["failing_step"], float(view.health.score)
+    row.counted = True
+
+
+def _mark_recording(rows: list[RunRow]) -> None:
+    """Whether each (counted) run is being recorded now: its file changed in the last minute and it has no
+    run_end. A branch is written whole and never gets a run_end: "incomplete" there is not "recording"."""
+    now = time.time()
+    for row in rows:
+        row.recording = (row.status == "incomplete" and row.relation != "branch"
+                         and now - row.mtime < RECORDING_WINDOW)
+
+
+@dataclass
+class Listing:
+    """One page of the runs list."""
+
+    rows: list[RunRow]  # in display order, each root followed by its branches and plays
+    page: int
+    pages: int
+    limit: int
+    roots: int  # matching top-level rows, over all pages
+    total: int  # runs in the store
+    entries: list[RunRow] = field(default_factory=list)  # every run of the store (header-level at least)
 
 
 class Catalog:
     def __init__(self, store: RunStore) -> None:
         self.store = store
-        self._cache: dict[Path, tuple[tuple[int, int], RunRow]] = {}
+        self._cache: dict[str, tuple[tuple[int, int], RunRow]] = {}
         self._lock = threading.Lock()
+        self._version = 0  # moves whenever a run appears, changes or goes
+        self._groups: dict[Any, tuple[int, list[list[RunRow]]]] = {}  # the last orders, while nothing moved
 
-    def _row(self, path: Path, run_id: str) -> RunRow | None:
-        try:
-            info = path.stat()
-        except OSError:
-            return None
-        stamp = (info.st_size, info.st_mtime_ns)
-        with self._lock:
-            cached = self._cache.get(path)
-        if cached is not None and cached[0] == stamp:
-            row = cached[1]
-        else:
-            row = self._load(path, run_id)
+    def entries(self) -> list[RunRow]:
+        """Every readable run of the store as a header-level row (``counted`` False until ``count``)."""
+        out = []
+        cache = self._cache
+        seen: set[str] = set()
+        for _run_id, path, info in iter_run_files(self.store.root):
+            stamp = (info.st_size, info.st_mtime_ns)
+            seen.add(path)
+            cached = cache.get(path)
+            if cached is not None and cached[0] == stamp:
+                out.append(cached[1])
+                continue
+            summary = summary_of(Path(path), info.st_size)
+            if summary is None:
+                continue
+            row = _header_row(summary, list(summary.tags), info.st_mtime)
             with self._lock:
-                self._cache[path] = (stamp, row)
-        recent = time.time() - info.st_mtime < RECORDING_WINDOW
-        # A branch is written whole and never gets a run_end: "incomplete" there is not "recording".
-        row.recording = recent and row.status == "incomplete" and row.relation != "branch"
-        return row
+                cache[path] = (stamp, row)
+                self._version += 1
+            out.append(row)
+        if len(seen) != len(cache):
+            with self._lock:  # runs deleted since: forget them
+                for gone in set(cache) - seen:
+                    del cache[gone]
+                self._version += 1
+        return out
+
+    def _ordered(self, rows: list[RunRow], query: Query) -> list[list[RunRow]]:
+        """``lineage_groups``, kept for the last few queries while no run file appeared, changed or went
+        (ordering 10,000 rows by lineage costs more than listing them). Counted columns only change when a
+        file does, and an order on them counts every row first."""
+        key = tuple(sorted(vars(query).items()))
+        with self._lock:
+            cached = self._groups.get(key)
+            version = self._version
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        groups = lineage_groups(rows, query)
+        with self._lock:
+            if len(self._groups) >= 8:
+                self._groups.clear()
+            self._groups[key] = (version, groups)
+        return groups
 
     @staticmethod
-    def _load(path: Path, run_id: str) -> RunRow:
-        try:
-            run = Run.load(path)
-        except (ReplaykitError, OSError, ValueError) as exc:
-            return RunRow(run_id, "", "?", None, None, "unreadable", 0, 0.0, None, [], None, None, False,
-                          error=str(exc)[:200])
-        header = run.header
-        lineage = header.lineage
-        return RunRow(
-            run_id=run.run_id, created_at=header.created_at, framework=header.source.framework,
-            model=run.model, title=header.title, status=run.status, steps=len(run.steps),
-            duration=run.duration, failing_step=run.failing_step, tags=list(header.tags),
-            parent_run_id=lineage.parent_run_id if lineage else None,
-            relation=lineage.relation if lineage else None, recording=False, health=_health(run),
-        )
+    def count(rows: list[RunRow]) -> None:
+        for row in rows:
+            if not row.counted:
+                _count(row)
+        _mark_recording(rows)
 
     def rows(self) -> list[RunRow]:
-        out = []
-        for summary in self.store.iter_summaries():
-            row = self._row(summary.path, summary.run_id)
-            if row is not None:
-                out.append(row)
-        return out
+        """Every row, counted (what an order or a filter on the counted columns needs)."""
+        rows = self.entries()
+        self.count(rows)
+        return rows
+
+    def page(self, query: Query, page: int = 1, limit: int = PAGE_SIZE) -> Listing:
+        """Page ``page`` (from 1) of the matching runs, ``limit`` top-level runs a page, each with its
+        branches and plays; only the rows shown are counted unless the query needs every one."""
+        rows = self.entries()
+        if query.needs_counts():
+            self.count(rows)
+        groups = self._ordered(rows, query)
+        pages = check_page(page, len(groups), limit, "matching runs")
+        shown = [row for group in groups[(page - 1) * limit: page * limit] for row in group]
+        self.count(shown)
+        return Listing(shown, page, pages, limit, len(groups), len(rows), rows)
 
 
 @dataclass
@@ -127,6 +205,10 @@ class Query:
             until=params.get("until", ""), min_health=params.get("min_health", ""),
             sort=sort if sort in SORT_KEYS else "created", desc=params.get("order", "desc") != "asc",
         )
+
+    def needs_counts(self) -> bool:
+        """Whether the order or a filter reads a counted column (status, steps, duration, health)."""
+        return self.sort in STATS_SORTS or bool(self.status) or bool(self.min_health)
 
     def matches(self, row: RunRow) -> bool:
         if self.q:
@@ -157,16 +239,25 @@ class Query:
         return True
 
     def key(self, row: RunRow) -> Any:
-        return {
-            "created": row.created_at, "run": row.run_id, "framework": row.framework, "model": row.model or "",
-            "status": row.status, "steps": row.steps, "duration": row.duration,
-            "health": -1.0 if row.health is None else row.health,
-        }[self.sort]
+        return SORTS[self.sort](row)
+
+
+#: The value each order sorts rows by (one function per order, chosen once per listing).
+SORTS: dict[str, Callable[[RunRow], Any]] = {
+    "created": lambda r: r.created_at, "run": lambda r: r.run_id, "framework": lambda r: r.framework,
+    "model": lambda r: r.model or "", "status": lambda r: r.status, "steps": lambda r: r.steps,
+    "duration": lambda r: r.duration, "health": lambda r: -1.0 if r.health is None else r.health,
+}
 
 
 def lineage_tree(rows: list[RunRow], query: Query) -> list[RunRow]:
     """Matching rows in display order: each root (sorted), then its branches and plays under it,
     depth-first, siblings sorted the same way. A run whose parent is not shown is a root."""
+    return [row for group in lineage_groups(rows, query) for row in group]
+
+
+def lineage_groups(rows: list[RunRow], query: Query) -> list[list[RunRow]]:
+    """``lineage_tree`` as one list per root (the root, then its descendants): the unit of a page."""
     shown = [r for r in rows if query.matches(r)]
     by_id = {r.run_id: r for r in shown}
     for row in shown:
@@ -178,18 +269,22 @@ def lineage_tree(rows: list[RunRow], query: Query) -> list[RunRow]:
             parent.children.append(row)
         else:
             roots.append(row)
-    ordered: list[RunRow] = []
+    groups: list[list[RunRow]] = []
     seen: set[str] = set()
+    key, desc = SORTS[query.sort], query.desc
 
-    def visit(row: RunRow, depth: int) -> None:
+    def visit(row: RunRow, depth: int, ordered: list[RunRow]) -> None:
         if row.run_id in seen:  # a lineage cycle in hand-edited files must not loop
             return
         seen.add(row.run_id)
         row.depth = depth
         ordered.append(row)
-        for child in sorted(row.children, key=query.key, reverse=query.desc):
-            visit(child, depth + 1)
+        if row.children:
+            for child in sorted(row.children, key=key, reverse=desc):
+                visit(child, depth + 1, ordered)
 
-    for root in sorted(roots, key=query.key, reverse=query.desc):
-        visit(root, 0)
-    return ordered
+    for root in sorted(roots, key=key, reverse=desc):
+        group: list[RunRow] = []
+        visit(root, 0, group)
+        groups.append(group)
+    return groups

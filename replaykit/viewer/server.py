@@ -41,6 +41,22 @@ def bind_loopback(port: int) -> socket.socket:
     return sock
 
 
+#: Modules the pages import on first use; imported in the background as the server starts, so the first
+#: step page does not pay for them (the codecs, pricing: a quarter of a second together).
+WARM_MODULES = ("replaykit.core.analysis.step_detail", "replaykit.core.trace.codecs",
+                "replaykit.core.analysis.run_index", "replaykit.exporters.html_report", "genai_prices")
+
+
+def _warm_imports() -> None:
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an optional extra (genai-prices): its pages say so
+            pass
+
+
 class ViewerServer:
     """``start()`` in a background thread (tests) or ``serve_forever()`` (the CLI)."""
 
@@ -52,6 +68,7 @@ class ViewerServer:
         self.viewer = Viewer(store, token or new_token())
         self.viewer.port = self.sock.getsockname()[1]
         self.app = build_app(self.viewer)
+        threading.Thread(target=_warm_imports, daemon=True, name="replaykit-view-warm").start()
         self._server: Any = None
         self._thread: threading.Thread | None = None
 

@@ -64,3 +64,12 @@ def test_inspect_streams_the_trace_without_pydantic(tmp_path):
     local.write_text(json.dumps(header) + "\n" + "".join(lines[1:]))
     assert _heavy_imports("inspect", str(local), "--json") == []
     assert _heavy_imports("inspect", str(local), "--all", "--json") == []
+
+
+@pytest.mark.parametrize("fixture", [FIXTURE, FIXTURE.parents[1] / "schema" / "v2.jsonl"], ids=["hermes", "v2"])
+def test_python_export_streams_the_trace_without_pydantic(tmp_path, fixture):
+    # ``replaykit export --format python`` reads the trace file as a stream of plain dicts and writes the
+    # script from the trace's own lines: no pydantic, no rich, no framework (``same`` marks included).
+    out = tmp_path / "run.py"
+    assert _heavy_imports("export", str(fixture), "--format", "python", "-o", str(out), "--json") == []
+    assert out.stat().st_size > 0

@@ -36,19 +36,7 @@ IMPORTS = [e for e in ENTRIES if e["expect"] == "import"]
 REFUSALS = [e for e in ENTRIES if e["expect"] == "may-refuse"]
 
 #: (engine, file) cells that do not conform yet, with why (strict: such a cell fails once it passes)
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("langgraph", "openai-chat/pydantic-ai-test_image_url_tool_response.json"):
-        "input added inside a turn (cursor.recorded_input) is handed over by the openai engine only",
-    ("hermes", "openai-chat/pydantic-ai-test_image_url_tool_response.json"):
-        "input added inside a turn (cursor.recorded_input) is handed over by the openai engine only",
-    # The Hermes engine (a real AIAgent in a child process) ends these plays early or sends another
-    # first request; not investigated yet.
-    **{("hermes", path): "the Hermes engine's play diverges from the record (not investigated yet)" for path in (
-        "otel/agentevals-kagent-tempo-batches.json",
-        "openai-chat/otelcontrib-openai-v2-test_chat_completion_tool_calls_with_content.json",
-        "openai-chat/pydantic-ai-test_multiple_agent_tool_calls.json",
-        "openai-responses/otelcontrib-openai-v2-test_responses_create_reports_reasoning_tokens.json")},
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 #: engines (and code exports) whose loop starts from the user's input: they cannot express a run whose
 #: first model call was sent no message at all (two OpenInference logs begin so)
 NEEDS_INPUT = {"pydantic-ai", "langgraph", "hermes"}

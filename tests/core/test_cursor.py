@@ -124,3 +124,57 @@ def test_cut_on_a_tool_step_serves_siblings_and_leaves_it_live(run: Run) -> None
 def test_user_turns(run: Run) -> None:
     assert [m.text for m in ReplayCursor(run).user_turns()] == [
         "Summarize notes.txt and the weather into out.txt.", "What does out.txt contain now?"]
+
+
+def _text(role: str, text: str) -> Message:
+    return Message(role=role, parts=[TextPart(text=text)])
+
+
+def _two_turn_record(tmp_path: Path) -> Run:
+    """A record whose application added input inside its turns: a second user message before the first
+    call, an assistant note it injected before the next user turn."""
+    from replaykit.core.trace.ir import LLMResponse
+
+    store = RunStore(tmp_path / "inputs")
+    header = RunHeader(run_id="inputs", created_at="2026-01-01T00:00:00Z")
+    recorder = Recorder(header, store.create(header))
+    hi, ask, note, thanks = _text("user", "Hi"), _text("user", "Weather?"), _text("assistant", "(note)"), \
+        _text("user", "Thanks")
+    answer = LLMResponse(message=_text("assistant", "Sunny."), finish_reason="stop")
+    recorder.turn_start(hi)
+    recorder.turn_start(ask)
+    recorder.llm_call([hi, ask], answer)
+    recorder.turn_start(thanks)
+    recorder.llm_call([hi, ask, answer.message, note, thanks],
+                      LLMResponse(message=_text("assistant", "Welcome."), finish_reason="stop"))
+    recorder.close()
+    return store.load("inputs")
+
+
+def test_input_added_at_several_places_is_handed_over_once(tmp_path: Path) -> None:
+    from replaykit.core.replay.cursor import with_input
+
+    record = _two_turn_record(tmp_path)
+    recorder = _recorder()
+    cursor = ReplayCursor(record, recorder=recorder)
+    hi, ask, thanks = (e.message for e in record.user_turns())
+    pending = [ask, thanks]
+    first = cursor.take_recorded_input([hi])
+    assert [(i, m.text) for i, m in first] == [(1, "Weather?")]
+    served = cursor.llm(with_input([hi], first))
+    assert served.action == "serve"
+    assert cursor.next_turn(pending) == thanks and pending == []  # "Weather?" was handed over already
+    # An engine whose history kept neither input (Hermes) misses both in the next request.
+    own = [hi, served.response.message, thanks]
+    found = cursor.take_recorded_input(own)
+    assert [(i, m.text) for i, m in found] == [(1, "Weather?"), (3, "(note)")]
+    assert cursor.llm(with_input(own, found)).action == "serve"
+    assert cursor.counters.desyncs == 0
+    assert [e.message.text for e in recorder.events if e.kind == "turn_start"] == ["Weather?"]  # once
+
+
+def test_recorded_input_is_nothing_when_the_record_differs_otherwise(tmp_path: Path) -> None:
+    record = _two_turn_record(tmp_path)
+    cursor = ReplayCursor(record)
+    assert cursor.recorded_input([_text("user", "Hello")]) == []  # not a subsequence: a desync, not input
+    assert cursor.recorded_input([_text("user", "Hi"), _text("user", "Weather?")]) == []  # nothing added

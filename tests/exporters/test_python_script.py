@@ -14,7 +14,7 @@ import pytest
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.exporters import export
-from replaykit.exporters._embed import top_level_names
+from replaykit.exporters._embed import embedded_modules, top_level_names
 from replaykit.testing.engine_runs import record_sample_run
 from tests.conftest import FIXTURES, subprocess_env
 from tests.exporters.script_support import make_run, masked, run_script
@@ -93,13 +93,22 @@ def test_script_needs_nothing_but_the_standard_library(tmp_path: Path) -> None:
     assert "replaykit" not in "".join(line for line in source.splitlines() if line.startswith(("import", "from")))
 
 
-def test_two_exports_diff_line_by_line(tmp_path: Path) -> None:
-    a = exported(tmp_path, make_run(3, results=["r0", "r1", "r2"]), "a.py").read_text().splitlines()
-    b = exported(tmp_path, make_run(3, results=["r0", "CHANGED", "r2"]), "b.py").read_text().splitlines()
-    assert len(a) == len(b)
-    changed = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    # event ids are random per recording; apart from those lines, only the changed result's lines differ
-    assert any("CHANGED" in b[i] for i in changed) and all(b[i].startswith("    '") for i in changed)
+def test_two_exports_differ_only_in_their_data_and_dump_line_by_line(tmp_path: Path) -> None:
+    a_path = exported(tmp_path, make_run(3, results=["r0", "r1", "r2"]), "a.py")
+    b_path = exported(tmp_path, make_run(3, results=["r0", "CHANGED", "r2"]), "b.py")
+    a, b = a_path.read_text().splitlines(), b_path.read_text().splitlines()
+    changed = [i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
+    # the code is the same line for line; only the packed trace (its literal lines) differs
+    start = a.index("TRACE_ZLIB_BASE64 = (")
+    assert changed and min(changed) > start and b.index("TRACE_ZLIB_BASE64 = (") == start
+    assert a[:start] == b[:start]
+    # --dump-trace prints one event per line: the readable way to diff two exports
+    dump_a = run_script(a_path, "--dump-trace").stdout.splitlines()
+    dump_b = run_script(b_path, "--dump-trace").stdout.splitlines()
+    assert len(dump_a) == len(dump_b)
+    differ = [j for j, (x, y) in enumerate(zip(dump_a, dump_b, strict=True)) if x != y]
+    assert any('"CHANGED"' in dump_b[j] for j in differ)
+    assert all(json.loads(dump_b[j].rstrip(",")) for j in differ)  # each a whole event on its own line
 
 
 # ------------------------------------------------------------------------------------------- flags
@@ -194,15 +203,17 @@ def test_diff_compares_content_and_never_executes_the_other_file(tmp_path: Path)
     # A file that would leave a mark if it were imported or executed: --diff only parses it.
     marker = tmp_path / "executed"
     trap = tmp_path / "trap.py"
-    data = a.read_text().split("TRACE_JSON = ", 1)[1]
-    trap.write_text(f"open({str(marker)!r}, 'w').write('x')\nTRACE_JSON = {data}")
+    data = a.read_text().split("TRACE_ZLIB_BASE64 = ", 1)[1]
+    trap.write_text(f"open({str(marker)!r}, 'w').write('x')\nTRACE_ZLIB_BASE64 = {data}")
     proc = run_script(a, "--diff", str(trap))
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
     (tmp_path / "plain.py").write_text("x = 1\n")
     (tmp_path / "broken.py").write_text("TRACE_JSON = '{\"header\": {}, \"events\": [1, 2]}'\n")
     (tmp_path / "syntax.py").write_text("TRACE_JSON = (\n")
-    for bad in ("missing.py", "plain.py", "broken.py", "syntax.py"):
+    (tmp_path / "damaged.py").write_text("TRACE_ZLIB_BASE64 = 'eNqrVspITUxJLVKyUqhWKirNi89MATKV'\n")
+    (tmp_path / "not_base64.py").write_text("TRACE_ZLIB_BASE64 = '{\"header\": {}}'\n")
+    for bad in ("missing.py", "plain.py", "broken.py", "syntax.py", "damaged.py", "not_base64.py"):
         proc = run_script(a, "--diff", str(tmp_path / bad))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, bad
 
@@ -238,8 +249,23 @@ def test_dump_trace_is_the_trace(tmp_path: Path) -> None:
 def test_script_body_never_shadows_an_engine_name() -> None:
     from replaykit.exporters import python_script as ps
 
-    engine = top_level_names(ps._engine_source())
-    body = top_level_names(ps._template_body())
-    assert {"build_replay_document", "step_summary", "RangeError"} <= engine
+    embedded_modules(ps.ENGINE_MODULES)  # checks that no two define the same name (the export does not)
+    engine = top_level_names(ps.engine_source())
+    body = top_level_names(ps.template_body())
+    assert {"build_replay_document", "step_summary", "RangeError", "SameFiller"} <= engine
     assert {"main", "replay", "live_replay", "diff_scripts"} <= body
     assert not engine & body
+
+
+def test_compile_check_compiles_what_depends_on_the_run_and_all_of_anything_else() -> None:
+    from replaykit.exporters import python_script as ps
+
+    source = ps.render(make_run(1))
+    compile(source, "run.py", "exec", dont_inherit=True)  # the whole script compiles (as in every test here)
+    ps.compile_check(source, "run.py")
+    broken_metadata = source.replace("RUN_ID, SOURCE_FRAMEWORK", "RUN_ID SOURCE_FRAMEWORK", 1)
+    broken_code = source.replace("def main(", "def main((", 1)  # not the fixed code: compiled whole
+    broken_docstring = source.replace('"""Standalone replay', '"""Standalone replay"""', 1)
+    for broken in (broken_metadata, broken_code, broken_docstring):
+        with pytest.raises(SyntaxError):
+            ps.compile_check(broken, "run.py")

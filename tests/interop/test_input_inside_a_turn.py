@@ -1,7 +1,8 @@
 """Input an application adds inside a turn, imported as what it is and played back: a user message after
 a tool result (PydanticAI sends a tool's image so), two Hermes ``human`` turns in a row, and an assistant
-turn the application injected (two ``gpt`` turns in a row). The openai engine hands the recorded input
-over before the served call (``ReplayCursor.recorded_input``): 0 calls, 0 desyncs, `diff` equal."""
+turn the application injected (two ``gpt`` turns in a row). Every engine that loops itself (openai,
+LangGraph, Hermes) hands the recorded input over before the served call
+(``ReplayCursor.take_recorded_input``): 0 calls, 0 desyncs, `diff` equal."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from replaykit.adapters import import_file
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.trace.ir import MediaPart
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
-from tests.conformance._matrix import options
+from tests.conformance._matrix import engine_extra, options
+
+LOOPS = ["openai", "langgraph", pytest.param("hermes", marks=[pytest.mark.hermes, pytest.mark.slow])]
 
 SYSTEM = ('You are a function calling AI model. <tools>\n[{"name": "get_weather", "description": "Weather", '
           '"parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]\n</tools>')
@@ -44,12 +49,12 @@ def _image_log() -> dict[str, Any]:
         {"role": "assistant", "content": "A potato."}]}
 
 
-def _played(tmp_path: Path, path: Path, fmt: str) -> tuple[Run, Run, Any]:
+def _played(tmp_path: Path, path: Path, fmt: str, engine: str = "openai") -> tuple[Run, Run, Any]:
     store = RunStore(tmp_path / "store")
     imported = import_file(path, fmt)[0]
     store.write_run(imported.header, list(imported.events))
     run = store.load(imported.header.run_id)
-    result = play(run, "openai", options(store, serve_only=True))
+    result = play(run, engine, options(store, serve_only=True, extra=engine_extra(engine, tmp_path)))
     return run, store.load(result.run_id), result
 
 
@@ -68,10 +73,11 @@ def test_hermes_consecutive_turns_import_as_what_they_are(tmp_path: Path) -> Non
     assert run.final_answer == "You're welcome."
 
 
-def test_hermes_consecutive_turns_play_offline_with_diff_equal(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", LOOPS)
+def test_hermes_consecutive_turns_play_offline_with_diff_equal(tmp_path: Path, engine: str) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(_hermes_line()) + "\n")
-    run, played, result = _played(tmp_path, path, "hermes-trajectory")
+    run, played, result = _played(tmp_path, path, "hermes-trajectory", engine)
     counters = result.counters
     assert (counters.provider_calls, counters.tool_executions, counters.desyncs, counters.synthetic_steps) == \
         (0, 0, 0, 0)
@@ -80,12 +86,14 @@ def test_hermes_consecutive_turns_play_offline_with_diff_equal(tmp_path: Path) -
         [m.text for m in run.request_messages(run.llm_calls()[-1])]
 
 
-def test_a_user_message_after_a_tool_result_is_handed_over(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", LOOPS)
+def test_a_user_message_after_a_tool_result_is_handed_over(tmp_path: Path, engine: str) -> None:
     path = tmp_path / "log.json"
     path.write_text(json.dumps(_image_log()))
-    run, played, result = _played(tmp_path, path, "openai-chat")
+    run, played, result = _played(tmp_path, path, "openai-chat", engine)
     assert (result.counters.desyncs, result.counters.synthetic_steps, result.counters.provider_calls) == (0, 0, 0)
     assert played.final_answer == "A potato."
     last = played.request_messages(played.llm_calls()[-1])
     assert last[-1].role == "user" and any(isinstance(p, MediaPart) for p in last[-1].parts)
     assert diff_runs(run, played).equal
+    assert [e.message.text for e in played.user_turns()] == [e.message.text for e in run.user_turns()]

@@ -88,7 +88,7 @@ def _served(mod: Any, request: Any, ex: Exchange, timing: str, *, asynchronous: 
         players = _player_classes(mod)
         player = players[1] if asynchronous else players[0]
         return mod.Response(200, headers=headers, request=request,
-                            stream=player(stream_frames.render(stream), stream_frames.delays(stream, timing)))
+                            stream=player(stream, timing))
     body = json.dumps(codecs.encode_response(ex.api, ex.response).body, ensure_ascii=False).encode()
     headers["content-type"] = "application/json"
     return mod.Response(200, headers=headers, content=body, request=request)
@@ -227,23 +227,22 @@ def _player_classes(mod: Any) -> tuple[type, type]:
         return cached
 
     class SyncPlayer(mod.SyncByteStream):  # type: ignore[misc,name-defined]
-        def __init__(self, chunks: list[bytes], waits: list[float]) -> None:
-            self._chunks, self._waits = chunks, waits
+        def __init__(self, stream: stream_frames.Frames, timing: str) -> None:
+            self._stream, self._timing = stream, timing
 
         def __iter__(self) -> Iterator[bytes]:
-            for chunk, wait in zip(self._chunks, self._waits, strict=True):
-                if wait > 0:
-                    time.sleep(wait)
-                yield chunk
+            return stream_frames.play(self._stream, self._timing)
 
     class AsyncPlayer(mod.AsyncByteStream):  # type: ignore[misc,name-defined]
-        def __init__(self, chunks: list[bytes], waits: list[float]) -> None:
-            self._chunks, self._waits = chunks, waits
+        def __init__(self, stream: stream_frames.Frames, timing: str) -> None:
+            self._stream, self._timing = stream, timing
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             import anyio  # httpx's own dependency: sleeps under asyncio and trio alike
 
-            for chunk, wait in zip(self._chunks, self._waits, strict=True):
+            # the async twin of ``frames.play`` (same chunks, same waits): a sync sleep would block the loop
+            chunks = stream_frames.render(self._stream)
+            for chunk, wait in zip(chunks, stream_frames.delays(self._stream, self._timing), strict=True):
                 if wait > 0:
                     await anyio.sleep(wait)
                 yield chunk

@@ -28,7 +28,7 @@ from replaykit.core.analysis.endpoint import local_host as _is_local
 
 if TYPE_CHECKING:  # the IR (pydantic) is imported only where a Usage model must be built: the streaming
     # ``inspect`` prices plain JSON usage through this module without loading it
-    from replaykit.core.trace.ir import LLMCallEvent, Usage
+    from replaykit.core.trace.ir import LLMCallEvent, RunHeader, Usage
 
 if TYPE_CHECKING:
     from replaykit.core.trace.run import Run
@@ -261,23 +261,21 @@ def call_time(created_at: str, offset: float) -> datetime:
 
 
 def step_costs(run: Run, *, price_as: str | None = None) -> list[StepCost]:
-    header = run.header
-    out: list[StepCost] = []
-    for step in run.steps:
-        event = step.event
-        if event.kind != "llm_call":
-            continue
-        event = cast("LLMCallEvent", event)
-        model = event.response.model or event.request.model or header.model
-        provenance = str(event.provenance)
-        usage = event.response.usage
-        if provenance in NO_CALL_PROVENANCES:
-            price = Price(total=ZERO, reason=None)
-        else:
-            price = price_usage(model, usage, provider=header.provider, base_url=header.base_url,
-                                api=event.request.api, when=call_time(header.created_at, event.t), price_as=price_as)
-        out.append(StepCost(step.index, event.id, provenance, model, usage, price))
-    return out
+    return [step_cost(run.header, step.index, cast("LLMCallEvent", step.event), price_as=price_as)
+            for step in run.steps if step.event.kind == "llm_call"]
+
+
+def step_cost(header: RunHeader, index: int, event: LLMCallEvent, *, price_as: str | None = None) -> StepCost:
+    """The ledger line of one LLM step (step number ``index``): readers that hold one step price it alone."""
+    model = event.response.model or event.request.model or header.model
+    provenance = str(event.provenance)
+    usage = event.response.usage
+    if provenance in NO_CALL_PROVENANCES:
+        price = Price(total=ZERO, reason=None)
+    else:
+        price = price_usage(model, usage, provider=header.provider, base_url=header.base_url,
+                            api=event.request.api, when=call_time(header.created_at, event.t), price_as=price_as)
+    return StepCost(index, event.id, provenance, model, usage, price)
 
 
 def _totals(steps: Iterable[StepCost], after: int | None = None) -> tuple[Total, Total, Total, int]:

@@ -21,60 +21,40 @@ validate``'s job.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replaykit.core.analysis import cost
 from replaykit.core.analysis.endpoint import local_host
 from replaykit.core.analysis.health import Health, HealthTally
 from replaykit.core.analysis.timeline import Timeline, event_data
 from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.trace.raw_check import (  # noqa: F401  (re-exported: inspect's callers and tests)
+    EDIT_FIELDS,
+    EVENT_FIELDS,
+    HEADER_FIELDS,
+    LINEAGE_FIELDS,
+    PROVENANCES,
+    SOURCE_FIELDS,
+    EventCheck,
+    NeedsFullReader,
+    check_header,
+)
 from replaykit.core.trace.store_index import (
     SCHEMA_VERSION,
     ReadReport,
     SameFiller,
-    event_lines,
+    event_lines_at,
     open_trace,
     read_raw_header,
 )
 
 if TYPE_CHECKING:
     from replaykit.core.trace.run import Run
-
-
-class NeedsFullReader(Exception):
-    """The fast reader met something only the validating reader can judge (it words the error)."""
-
-
-_COMMON = frozenset({"kind", "seq", "id", "t", "duration", "provenance", "corr", "provider_details"})
-#: The fields of each event kind (``core/trace/ir.py``; tests/core/test_inspect_view.py keeps them equal).
-EVENT_FIELDS: dict[str, frozenset[str]] = {kind: _COMMON | set(extra) for kind, extra in {
-    "tools": ("hash", "tools"),
-    "turn_start": ("message", "turn"),
-    "llm_call": ("attempt", "request", "response"),
-    "tool_call": ("arguments", "call_id", "error", "llm_call_id", "name", "raw_arguments", "result",
-                  "result_blocks", "status"),
-    "error": ("attempt", "error_type", "message", "request", "retryable", "status_code", "where"),
-    "subagent": ("child_run_id", "child_session_id", "goal", "launched_by", "phase", "role", "status", "summary"),
-    "desync": ("actual", "expected", "reason", "step"),
-    "synthetic": ("reason", "step"),
-    "turn_end": ("final_answer", "reason", "status"),
-    "meta": ("data",),
-    "opaque": ("data", "name", "source"),
-    "run_end": ("final_answer", "reason", "status"),
-}.items()}
-HEADER_FIELDS = frozenset({"api_mode", "base_url", "created_at", "kind", "lineage", "metadata", "model", "platform",
-                           "provider", "run_id", "schema_name", "schema_version", "session_id", "source", "tags",
-                           "title"})
-PROVENANCES = frozenset({"recorded", "served", "live", "edited", "synthetic", "desync", "reconstructed"})
-SOURCE_FIELDS = ("framework", "framework_version", "adapter", "replaykit_version")
-#: ``Lineage`` and ``Edit`` fields in their order (the order ``model_dump`` writes them in)
-LINEAGE_FIELDS = ("relation", "parent_run_id", "parent_step", "parent_event_id", "edit", "engine", "details")
-EDIT_FIELDS = ("target", "step", "value", "tool_call_id")
-_REQUEST_FIX = ("replaykit", "request_fix")  # core/trace/run.py REQUEST_FIX_SOURCE / REQUEST_FIX_NAME
 
 
 @dataclass
@@ -86,6 +66,10 @@ class InspectView:
     health: Health
     report: ReadReport | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    #: the run's known cost in USD (None: unknown, or not priced); what the health score was given
+    cost: float | None = None
+    #: the cost was left unknown because the run has more billed calls than the pass was asked to price
+    cost_skipped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary, "timeline": self.rows, **self.extras, "health": self.health.to_json()}
@@ -96,8 +80,13 @@ class _KnownCost:
     step: None as soon as one billed step cannot be priced. genai-prices (and with it pydantic) is
     imported only when a step really has a price to look up."""
 
-    def __init__(self, header: dict[str, Any]) -> None:
+    def __init__(self, header: dict[str, Any], limit: int | None = None) -> None:
         self.header = header
+        #: price at most this many billed calls (about 0.3 ms each in genai-prices): past it the total is
+        #: unknown and ``skipped`` says why
+        self.limit = limit
+        self.priced = 0
+        self.skipped = False
         base_url = header.get("base_url")
         self.local = bool(base_url and local_host(base_url))
         self.priceable: bool | None = None  # genai-prices installed (looked up once, on the first billed step)
@@ -106,6 +95,10 @@ class _KnownCost:
     def add(self, event: dict[str, Any]) -> None:
         if self.total is None or event.get("provenance", "recorded") not in cost.BILLED_PROVENANCES:
             return
+        if self.limit is not None and self.priced >= self.limit:
+            self.total, self.skipped = None, True
+            return
+        self.priced += 1
         response, request = event["response"], event["request"]
         model = response.get("model") or request.get("model") or self.header.get("model")
         usage = response.get("usage")
@@ -137,14 +130,15 @@ def _lineage_json(lineage: dict[str, Any]) -> dict[str, Any]:
 class _Inspector:
     """One pass: feed the header, then every event, then ``view()``."""
 
-    def __init__(self, header: dict[str, Any], *, include_bookkeeping: bool, raw: bool, with_cost: bool) -> None:
+    def __init__(self, header: dict[str, Any], *, include_bookkeeping: bool, raw: bool, with_cost: bool,
+                 window: tuple[int, int] | None = None, price_limit: int | None = None) -> None:
         self.raw = raw  # lines straight from the file: check their structure and references
         if raw:
             _check_header(header)
         self.header = header
-        self.timeline = Timeline(include_bookkeeping=include_bookkeeping)
+        self.timeline = Timeline(include_bookkeeping=include_bookkeeping, window=window)
         self.health = HealthTally(header)
-        self.cost = _KnownCost(header) if with_cost else None
+        self.cost = _KnownCost(header, price_limit) if with_cost else None
         self.events = 0
         self.end = 0.0
         self.status = "incomplete"
@@ -152,9 +146,7 @@ class _Inspector:
         self.first_llm_model: tuple[str | None] | None = None
         metadata = header.get("metadata") or {}
         self.meta_model = metadata.get("model")
-        self.requests: set[str] = set()
-        self.tool_sets: set[str] = set()
-        self.tool_call_ids: set[str] = set()  # what a request message reference may name (schema 2)
+        self._raw_check = EventCheck()  # core/trace/raw_check.py
 
     def add(self, event: dict[str, Any]) -> None:
         if self.raw:
@@ -183,33 +175,7 @@ class _Inspector:
 
     def _check(self, event: Any) -> None:
         """What the validating reader would refuse and this pass would not notice by itself."""
-        if not isinstance(event, dict):
-            raise NeedsFullReader("event is not a JSON object")
-        fields = EVENT_FIELDS.get(event.get("kind"))  # type: ignore[arg-type]
-        seq, t = event.get("seq"), event.get("t", 0.0)
-        if fields is None or not event.keys() <= fields or not isinstance(event.get("id"), str) \
-                or type(seq) is not int or seq < 0 or isinstance(t, bool) or not isinstance(t, int | float) \
-                or event.get("provenance", "recorded") not in PROVENANCES:
-            raise NeedsFullReader("unexpected event structure")
-        kind = event["kind"]
-        if kind in ("llm_call", "error") and event.get("request") is not None:
-            context = event["request"].get("context") or {}
-            base, tools_ref = context.get("base"), event["request"].get("tools_ref")
-            if (base is not None and base not in self.requests) or (tools_ref is not None
-                                                                      and tools_ref not in self.tool_sets):
-                raise NeedsFullReader("a reference the validating reader words")
-            for item in context.get("append") or ():
-                if "ref" in item and item["ref"] not in self.tool_call_ids:
-                    raise NeedsFullReader("a message reference the validating reader words")
-            self.requests.add(event["id"])
-        elif kind == "tools":
-            self.tool_sets.add(event["hash"])
-        elif kind == "opaque" and (event.get("source"), event.get("name")) == _REQUEST_FIX:
-            raise NeedsFullReader("a request_fix rewrites an earlier request")
-        elif kind == "tool_call":
-            if not (isinstance(event.get("name"), str) and isinstance(event.get("call_id"), str)):
-                raise NeedsFullReader("unexpected tool call")
-            self.tool_call_ids.add(event["id"])
+        self._raw_check(event)
 
     def view(self, report: ReadReport | None = None) -> InspectView:
         header = self.header
@@ -239,29 +205,28 @@ class _Inspector:
             "final_answer": self.final_answer,
             "duration": round(self.end, 6),
         }
-        health = self.health.health(cost=None if self.cost is None else self.cost.value)
-        return InspectView(summary, self.timeline.rows, health, report)
+        known = None if self.cost is None else self.cost.value
+        return InspectView(summary, self.timeline.rows, self.health.health(cost=known), report, cost=known,
+                           cost_skipped=self.cost is not None and self.cost.skipped)
 
 
-def _check_header(header: dict[str, Any]) -> None:
-    source, lineage, tags = header.get("source", {}), header.get("lineage"), header.get("tags", [])
-    if not header.keys() <= HEADER_FIELDS or not isinstance(header.get("run_id"), str) \
-            or not isinstance(header.get("created_at"), str) or not isinstance(source, dict) \
-            or not source.keys() <= set(SOURCE_FIELDS) or not isinstance(source.get("framework", ""), str) \
-            or not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags) \
-            or not isinstance(header.get("metadata", {}), dict) \
-            or not all(isinstance(header.get(k), str | None) for k in ("model", "provider", "base_url", "api_mode")):
-        raise NeedsFullReader("unexpected run header")
-    if lineage is not None:
-        edit = lineage.get("edit") if isinstance(lineage, dict) else None
-        if not isinstance(lineage, dict) or not lineage.keys() <= set(LINEAGE_FIELDS) \
-                or not isinstance(lineage.get("relation"), str) or not isinstance(lineage.get("parent_run_id"), str) \
-                or not isinstance(edit, dict | None) or (edit is not None and not edit.keys() <= set(EDIT_FIELDS)):
-            raise NeedsFullReader("unexpected lineage")
+_check_header = check_header  # core/trace/raw_check.py
 
 
-def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
-    """Inspect a trace file in one streaming pass (raises ``NeedsFullReader``, see the module doc)."""
+class LineObserver(Protocol):
+    def __call__(self, lineno: int, offset: int, event: dict[str, Any], fill: SameFiller) -> None:
+        """Called with each event line's number, offset and JSON before it is filled in and counted (so
+        ``fill.state()`` is the state a reader starting at this line restores)."""
+
+
+def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: bool = True,
+                  window: tuple[int, int] | None = None, observer: LineObserver | None = None,
+                  loads: Callable[[bytes], Any] = json.loads, price_limit: int | None = None) -> InspectView:
+    """Inspect a trace file in one streaming pass (raises ``NeedsFullReader``, see the module doc).
+    ``window``: keep only the timeline rows ``start <= n < stop`` (every row is still counted);
+    ``observer``: sees every event line (``core/analysis/run_index.py`` builds its index from them);
+    ``loads``: the JSON parser of a line (a faster one must raise ``ValueError`` where ``json.loads`` does);
+    ``price_limit``: price at most this many calls (past it the cost is unknown, ``cost_skipped``)."""
     from replaykit.core.trace.migrate import migrate_event
 
     report = ReadReport(path)
@@ -272,11 +237,12 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
         try:
             header = read_raw_header(handle, path)
             version = int(header["schema_version"])  # one of READABLE_SCHEMA_VERSIONS (read_raw_header)
-            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost)
+            inspector = _Inspector(header, include_bookkeeping=include_bookkeeping, raw=True, with_cost=with_cost,
+                                   window=window, price_limit=price_limit)
             fill = SameFiller(raw=True)  # schema 2: what ``same`` correlations and requests leave out
-            for lineno, line, _is_last, complete in event_lines(handle, path):
+            for lineno, offset, line, _is_last, complete in event_lines_at(handle, path):
                 try:
-                    event = json.loads(line)
+                    event = loads(line)
                 except ValueError:
                     if complete:  # a complete line that is not JSON: corruption, worded by the full reader
                         raise NeedsFullReader("a line is not JSON") from None
@@ -285,6 +251,8 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
                 if version != SCHEMA_VERSION and isinstance(event, dict):
                     event = migrate_event(event, version)
                 try:
+                    if observer is not None:
+                        observer(lineno, offset, event, fill)
                     fill(event)
                     inspector.add(event)
                 except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -294,12 +262,24 @@ def inspect_trace(path: Path, *, include_bookkeeping: bool = False, with_cost: b
     return inspector.view(report)
 
 
-def inspect_run(run: Run, *, include_bookkeeping: bool = False, with_cost: bool = True) -> InspectView:
+def inspect_run(run: Run, *, include_bookkeeping: bool = False, with_cost: bool = True,
+                window: tuple[int, int] | None = None) -> InspectView:
     """The same view of a loaded (validated) run."""
     from replaykit.core.trace import jsonsafe
 
     inspector = _Inspector(jsonsafe.model_data(run.header, exclude_none=True), include_bookkeeping=include_bookkeeping,
-                           raw=False, with_cost=with_cost)
+                           raw=False, with_cost=with_cost, window=window)
     for event in run.events:
         inspector.add(event_data(event))
     return inspector.view(run.report)
+
+
+def inspect_file(path: Path, *, with_cost: bool = True, window: tuple[int, int] | None = None) -> InspectView:
+    """``inspect_trace``, or the same view through the validating reader when the fast pass cannot vouch
+    for the file (``NeedsFullReader``): what a list of runs shows per run. Raises what ``Run.load`` raises."""
+    try:
+        return inspect_trace(path, with_cost=with_cost, window=window)
+    except NeedsFullReader:
+        from replaykit.core.trace.run import Run
+
+        return inspect_run(Run.load(path), with_cost=with_cost, window=window)

@@ -20,12 +20,14 @@ from replaykit.core.trace.ir import (
     MediaPart,
     Message,
     ReasoningPart,
+    RunHeader,
     TextPart,
     ToolCallEvent,
     ToolCallPart,
     ToolResultPart,
+    ToolSpec,
 )
-from replaykit.core.trace.run import Run
+from replaykit.core.trace.run import Run, Step
 
 
 def _provider_messages(api: str, body: dict[str, Any]) -> list[Any]:
@@ -48,23 +50,47 @@ def step_costs(run: Run) -> dict[int, dict[str, Any]]:
     out: dict[int, dict[str, Any]] = {}
     try:
         for line in cost.step_costs(run):
-            value = line.cost
-            out[line.step] = {"cost": None if value is None else float(value), "billed": line.billed,
-                              "unknown_reason": line.price.reason if value is None else None}
+            out[line.step] = cost_line(line)
     except Exception:  # pricing is an extra; the steps themselves must still show
         return {}
     return out
 
 
+def one_step_cost(header: RunHeader, index: int, event: LLMCallEvent) -> dict[str, Any] | None:
+    """``step_costs(run)[index]`` for a reader that holds only this step (None when pricing fails)."""
+    from replaykit.core.analysis import cost
+
+    try:
+        return cost_line(cost.step_cost(header, index, event))
+    except Exception:  # as above: an extra
+        return None
+
+
+def cost_line(line: Any) -> dict[str, Any]:
+    """A ``core.analysis.cost.StepCost`` as the step document shows it."""
+    value = line.cost
+    return {"cost": None if value is None else float(value), "billed": line.billed,
+            "unknown_reason": line.price.reason if value is None else None}
+
+
 def _llm_detail(run: Run, event: LLMCallEvent, whole_request: bool) -> dict[str, Any]:
+    return llm_detail(event, messages=run.request_messages(event) if whole_request else None,
+                      appended=run.appended_messages(event), message_count=len(run.request_messages(event)),
+                      tools=run.request_tools(event.request))
+
+
+def llm_detail(event: LLMCallEvent, *, messages: list[Message] | None, appended: list[Message], message_count: int,
+               tools: list[ToolSpec] | None) -> dict[str, Any]:
+    """An LLM step's part of the document from what a reader rebuilt of its request: ``messages`` the
+    whole list (None: left out, no body either), ``appended`` the messages new since its base request
+    (references expanded), ``tools`` its tool set. The one shape whichever reader rebuilt them (a loaded
+    ``Run``, or the viewer's index of the file, ``core/analysis/run_index.py``)."""
     from replaykit.core.trace.codecs import encode_llm_request
 
     request = event.request
-    messages = run.request_messages(event) if whole_request else []
-    tools = run.request_tools(request)
     body: dict[str, Any] | None = None
     losses: list[str] = []
-    if whole_request:
+    if messages is not None:
         try:
             encoded = encode_llm_request(request, messages, tools)
             body = encoded.body
@@ -76,13 +102,15 @@ def _llm_detail(run: Run, event: LLMCallEvent, whole_request: bool) -> dict[str,
         "api": request.api,
         "model": request.model,
         "request": {
-            "messages": [jsonsafe.model_data(m, exclude_none=True) for m in messages],
+            "messages": [jsonsafe.model_data(m, exclude_none=True) for m in messages or []],
             "provider_messages": _provider_messages(request.api, body) if body is not None else None,
             "body": body,
             "losses": losses,
-            "message_count": len(run.request_messages(event)),
+            "message_count": message_count,
+            "whole": messages is not None,
             "new_messages": len(request.context.append),
-            "appended": [jsonsafe.model_data(m, exclude_none=True) for m in run.appended_messages(event)],
+            "kept": request.context.keep if request.context.base is not None else 0,
+            "appended": [jsonsafe.model_data(m, exclude_none=True) for m in appended],
             "tools": [t.name for t in tools or []],
             "params": request.params,
             "fingerprint": request.fingerprint,
@@ -100,7 +128,29 @@ def _llm_detail(run: Run, event: LLMCallEvent, whole_request: bool) -> dict[str,
     }
 
 
-def _tool_detail(event: ToolCallEvent) -> dict[str, Any]:
+def provider_request(event: LLMCallEvent, messages: list[Message], tools: list[ToolSpec] | None) -> dict[str, Any]:
+    """A request's whole body as the provider received it, for a page of its messages: ``provider_messages``
+    (None for an API without a codec; then ``messages``, in the IR), ``body``, ``losses``, ``api``,
+    ``model``, ``tools``, ``params``. Unlike ``llm_detail``, the IR messages are dumped only when there is
+    no provider form to show."""
+    from replaykit.core.trace.codecs import encode_llm_request
+
+    request = event.request
+    try:
+        encoded = encode_llm_request(request, messages, tools)
+        body: dict[str, Any] | None = encoded.body
+        losses = [str(loss) for loss in encoded.losses]
+    except CodecError:
+        body, losses = None, []
+    return {
+        "kind": "llm", "api": request.api, "model": request.model, "tools": [t.name for t in tools or []],
+        "params": request.params, "body": body, "losses": losses, "message_count": len(messages),
+        "provider_messages": _provider_messages(request.api, body) if body is not None else None,
+        "messages": None if body is not None else [jsonsafe.model_data(m, exclude_none=True) for m in messages],
+    }
+
+
+def tool_detail(event: ToolCallEvent) -> dict[str, Any]:
     return {
         "tool": event.name,
         "call_id": event.call_id,
@@ -112,16 +162,11 @@ def _tool_detail(event: ToolCallEvent) -> dict[str, Any]:
     }
 
 
-def step_detail(run: Run, index: int, *, whole_request: bool = True,
-                costs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Everything about step ``index`` of ``run`` as one JSON-ready document (raises BadInput when out
-    of range). ``whole_request=False`` leaves out the rebuilt request (messages, body) and keeps only
-    the messages appended since the previous call: a report of every step then stays linear in the
-    run's size. ``costs``: ``step_costs(run)``, computed once for many steps."""
-    step = run.step(index)
-    event = step.event
-    doc: dict[str, Any] = {
-        "run_id": run.run_id,
+def step_head(run_id: str, index: int, event: LLMCallEvent | ToolCallEvent, *, failing: bool) -> dict[str, Any]:
+    """What every step's document starts with (kind, ids, provenance, timing, correlation ids)."""
+    step = Step(index, event)
+    return {
+        "run_id": run_id,
         "step": index,
         "kind": step.kind,
         "event_id": event.id,
@@ -130,14 +175,24 @@ def step_detail(run: Run, index: int, *, whole_request: bool = True,
         "t": event.t,
         "duration": event.duration,
         "failed": step.failed,
-        "failing": run.failing_step == index,
+        "failing": failing,
         "corr": jsonsafe.model_data(event.corr, exclude_none=True) if event.corr else None,
     }
+
+
+def step_detail(run: Run, index: int, *, whole_request: bool = True,
+                costs: dict[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Everything about step ``index`` of ``run`` as one JSON-ready document (raises BadInput when out
+    of range). ``whole_request=False`` leaves out the rebuilt request (messages, body) and keeps only
+    the messages appended since the previous call: a report of every step then stays linear in the
+    run's size. ``costs``: ``step_costs(run)``, computed once for many steps."""
+    event = run.step(index).event
+    doc = step_head(run.run_id, index, event, failing=run.failing_step == index)
     if isinstance(event, LLMCallEvent):
         doc.update(_llm_detail(run, event, whole_request))
         doc["cost"] = (step_costs(run) if costs is None else costs).get(index)
     else:
-        doc.update(_tool_detail(event))
+        doc.update(tool_detail(event))
     return doc
 
 

@@ -154,10 +154,15 @@ class Timeline:
     ``Run`` its events' JSON): steps are numbered as they come, the first failed one is remembered, and
     only the rows kept (no bookkeeping unless asked), never the events."""
 
-    def __init__(self, *, include_bookkeeping: bool = False) -> None:
+    def __init__(self, *, include_bookkeeping: bool = False, window: tuple[int, int] | None = None,
+                 first_step: int = 0, first_row: int = 0) -> None:
         self.include_bookkeeping = include_bookkeeping
+        #: keep only the rows numbered ``start <= n < stop`` (a page), counting every other one: memory is
+        #: O(page), and rows outside it cost no summary
+        self.window = window
         self.rows: list[dict[str, Any]] = []
-        self.steps = 0
+        self.steps = first_step  # (``first_step``/``first_row``: a reader that starts mid-run)
+        self.shown = first_row  # rows counted, kept or not
         self.failing_step: int | None = None
 
     def add(self, event: dict[str, Any]) -> None:
@@ -168,6 +173,14 @@ class Timeline:
             self.steps += 1
         if not self.include_bookkeeping and kind in BOOKKEEPING_KINDS:
             return
+        number = self.shown
+        self.shown += 1
+        failing = step is not None and self.failing_step is None and is_failed_step(event)
+        if failing:
+            self.failing_step = step
+        window = self.window
+        if window is not None and not window[0] <= number < window[1]:
+            return
         row = {
             "seq": event["seq"],
             "step": step,
@@ -177,13 +190,10 @@ class Timeline:
             "provenance": str(event.get("provenance", "recorded")),
             "status": _status(event),
             "summary": describe_data(event),
-            "failing": False,
+            "failing": failing,
             "event_id": event["id"],
             **entry_fields(event),
         }
-        if step is not None and self.failing_step is None and is_failed_step(event):
-            self.failing_step = step
-            row["failing"] = True
         self.rows.append(row)
 
 

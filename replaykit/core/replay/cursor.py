@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from replaykit.core.replay import serve
+from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
     Edit,
     LLMCallEvent,
@@ -70,6 +71,9 @@ class LLMDecision:
     step: int | None
     response: LLMResponse | None = None
     reason: str = ""
+    #: a served step recorded as a stream: the SSE chunks served, one per recorded frame, in order
+    #: (already paced by the cursor's ``stream_timing``); None for a response without frames
+    stream: list[bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,9 @@ class ReplayCursor:
     ``reference``: runs searched by ``recorded_tool`` for a matching tool call in the live part (the
     original run a branch came from; defaults to ``record``). ``compare_tools``: also require the offered
     tool declarations to match at served positions (engines whose tool descriptions differ from the
-    source framework's pass False).
+    source framework's pass False). ``stream_timing``: how a served step recorded as a stream is served
+    (``frames.play``: ``fast``, every frame at once; ``recorded``, the recorded gap before each frame,
+    waited with ``sleep``), before ``llm`` returns it.
     """
 
     def __init__(
@@ -119,8 +125,12 @@ class ReplayCursor:
         reference: Sequence[Run] = (),
         compare_tools: bool = False,
         offline: bool = False,
+        stream_timing: str = "fast",
+        sleep: Callable[[float], Any] = time.sleep,
     ) -> None:
         self.record = record
+        self.stream_timing = frames.check_timing(stream_timing)
+        self._sleep = sleep
         # offline (``play --offline``): nothing may go live; a desync ends the turn synthetically.
         self.offline = offline
         # cut=None: a pure replay; past the end of the record only synthetic answers are given.
@@ -136,6 +146,8 @@ class ReplayCursor:
                  for s in record.steps)
         self._state = serve.ServeState(serve.rounds_of(steps), len(record.steps), cut)
         self._used_reference: set[str] = set()
+        self._taken: list[str] = []  # user messages handed over inside a turn (``take_recorded_input``)
+        self._handed: set[tuple[int, str]] = set()  # ... and where in the request they were put
         self._t0 = time.monotonic()
 
     # ------------------------------------------------------------------------------------- state
@@ -162,7 +174,17 @@ class ReplayCursor:
     def llm(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None,
             **record_kw: Any) -> LLMDecision:
         """Decide how to answer the next LLM request (see the module docstring). Served and synthetic
-        answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...)."""
+        answers are recorded here (``record_kw`` goes to ``Recorder.llm_call``: model, params, api...).
+        A served answer recorded as a stream is served frame by frame first (outside the lock: pacing
+        never holds up another thread's tool calls)."""
+        decision = self._decide_llm(messages, tools, record_kw)
+        if decision.action != "serve" or decision.response is None:
+            return decision
+        chunks = frames.replayed(decision.response, self.stream_timing, self._sleep)
+        return decision if chunks is None else replace(decision, stream=chunks)
+
+    def _decide_llm(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                    record_kw: dict[str, Any]) -> LLMDecision:
         with self._lock:
             state = self._state
             if state.live and self.offline:
@@ -192,38 +214,74 @@ class ReplayCursor:
                 )
             return LLMDecision("serve", rnd.llm_step, response=response)
 
-    def recorded_input(self, messages: Sequence[Message]) -> tuple[int, list[Message]]:
+    def recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
         """Messages the application put into the record's next request that an engine's own loop does
-        not produce, and where: ``(index, messages)`` to insert at ``index`` (``messages[index:index]``).
-        Such input is user or system text and media, or an assistant message the model did not write:
-        the image a PydanticAI tool returned, sent as a user message after the tool result; Terminus-2's
-        handoff after a context summarization; two user messages in a row; an assistant turn Hermes's
-        ``inject_message`` added. ``(len(messages), [])`` when there is none, when the next request is
+        not produce, and where: ``(index, message)`` pairs, ``index`` being the message's place in the
+        request once all are in (ascending; ``with_input`` puts them there). Such input is user or system
+        text and media, or an assistant message the model did not write: the image a PydanticAI tool
+        returned, sent as a user message after the tool result; Terminus-2's handoff after a context
+        summarization; two user messages in a row; an assistant turn Hermes's ``inject_message`` added.
+        Several places at once are found (an engine whose history does not keep earlier input, such as
+        Hermes's, misses it again in later requests). Empty when there is none, when the next request is
         live or past the record, or when the record differs from ``messages`` in anything else (then
         ``llm`` reports the desync as usual)."""
-        none: tuple[int, list[Message]] = (len(messages), [])
+        with self._lock:
+            recorded = self.next_request()
+            if recorded is None or len(recorded) <= len(messages):  # nothing added: the common case
+                return []
+            keys = [serve.request_fingerprint([m]) for m in messages]
+            found: list[tuple[int, Message]] = []
+            j = 0
+            for i, message in enumerate(recorded):  # ``messages`` must be a subsequence of the record
+                if j < len(keys) and serve.request_fingerprint([message]) == keys[j]:
+                    j += 1
+                elif _is_input(message):
+                    found.append((i, message))
+                else:
+                    return []
+            return found if j == len(keys) else []
+
+    def next_request(self) -> list[Message] | None:
+        """The recorded messages of the next LLM request the cursor will serve (None when it will not
+        serve one: live, past the cut, or the record has ended)."""
         with self._lock:
             state = self._state
             if state.live or state.exhausted:
-                return none
+                return None
             rnd = state.rounds[state.next_round]
             if rnd.llm_step >= self.cut:
-                return none
-            recorded = self.record.request_messages(rnd.llm)
-            if len(recorded) <= len(messages):  # nothing was added (the common case costs nothing more)
-                return none
-            keys_r = [serve.request_fingerprint([m]) for m in recorded]
-            keys_m = [serve.request_fingerprint([m]) for m in messages]
-            head = 0
-            while head < len(keys_m) and keys_m[head] == keys_r[head]:
-                head += 1
-            tail = 0
-            while tail < len(keys_m) - head and keys_m[-1 - tail] == keys_r[-1 - tail]:
-                tail += 1
-            added = list(recorded[head:len(recorded) - tail])
-            if head + tail != len(messages) or not all(_is_input(m) for m in added):
-                return none
-            return head, added
+                return None
+            return self.record.request_messages(rnd.llm)
+
+    def take_recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
+        """``recorded_input`` for an engine that hands the input over: each user message in it starts a
+        turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it).
+        Input handed over again at the same place (an engine whose own history does not keep it, such as
+        Hermes's loop, is missing it from every later request too) starts no second turn."""
+        found = self.recorded_input(messages)
+        with self._lock:
+            for index, message in found:
+                key = serve.request_fingerprint([message])
+                if message.role != "user" or (index, key) in self._handed:
+                    continue
+                self._handed.add((index, key))
+                self._taken.append(key)
+                if self.recorder is not None:
+                    self.recorder.turn_start(message, provenance=Provenance.SERVED)
+        return found
+
+    def next_turn(self, pending: list[Message]) -> Message | None:
+        """The next of ``pending`` (later user turns, popped in order) not already handed over inside a
+        turn by ``take_recorded_input``; None when none is left."""
+        with self._lock:
+            while pending:
+                message = pending.pop(0)
+                key = serve.request_fingerprint([message])
+                if key in self._taken:
+                    self._taken.remove(key)
+                    continue
+                return message
+        return None
 
     def live_llm(self, messages: Sequence[Message], response: LLMResponse,
                  tools: Sequence[ToolSpec] | None = None, **record_kw: Any) -> LLMCallEvent | None:
@@ -332,6 +390,14 @@ class ReplayCursor:
             self.recorder.llm_call(messages, response, tools=tools, provenance=Provenance.SYNTHETIC,
                                    duration=0.0, **kw)
         return LLMDecision("synthetic", None, response=response, reason="record ended")
+
+
+def with_input(messages: Sequence[Message], found: Sequence[tuple[int, Message]]) -> list[Message]:
+    """``messages`` with the input ``recorded_input`` found put in place (each at its index)."""
+    out = list(messages)
+    for index, message in found:  # ascending: each index counts the ones put in before it
+        out.insert(index, message)
+    return out
 
 
 def _is_input(message: Message) -> bool:

@@ -41,6 +41,7 @@ class PlayOptions:
     extra: dict[str, Any] = field(default_factory=dict)  # engine-specific knobs
     tags: tuple[str, ...] = ()  # added to the new run's tags (``eval`` marks its candidate plays)
     lineage_details: dict[str, Any] = field(default_factory=dict)  # added to the new run's lineage details
+    stream_timing: str = "fast"  # served streams: every frame at once, or at the recorded pace (``--stream-timing``)
 
     @property
     def offline(self) -> bool:
@@ -166,5 +167,6 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     writer = options.store.create(header)
     recorder = Recorder(header, writer)
     cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
-                          reference=lineage_chain(options.store, run), offline=options.offline)
+                          reference=lineage_chain(options.store, run), offline=options.offline,
+                          stream_timing=options.stream_timing)
     return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

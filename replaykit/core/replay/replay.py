@@ -9,6 +9,7 @@ file to it and measures that the trace was left untouched (``counters.trace_byte
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -17,6 +18,7 @@ from replaykit.core.errors import BadInput, TraceError
 from replaykit.core.gcpause import cyclic_gc_paused
 from replaykit.core.replay.replay_doc import RangeError, build_replay_document
 from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
     MESSAGES_ADAPTER,
     LLMCallEvent,
@@ -146,8 +148,14 @@ def replay_run(
     stop: int | None = None,
     trace_bytes_changed: int = 0,
     clock: Callable[[], float] | None = None,
+    stream_timing: str = "fast",
+    sleep: Callable[[float], Any] = time.sleep,
 ) -> dict[str, Any]:
-    """Replay a loaded run (steps ``start``..``stop`` inclusive) and return the replay document."""
+    """Replay a loaded run (steps ``start``..``stop`` inclusive) and return the replay document.
+    ``stream_timing``: how an LLM step recorded as a stream is served (``frames.play``: ``fast``, every
+    frame at once; ``recorded``, after the recorded gaps, waited with ``sleep``); a step recorded without
+    frames is served whole, as before."""
+    frames.check_timing(stream_timing)
     # The replay allocates many short-lived acyclic dicts; with a large Run loaded, the cyclic GC
     # would rescan it over and over (it halves throughput on a 5000-step run). Nothing here makes cycles.
     with cyclic_gc_paused():
@@ -163,9 +171,16 @@ def replay_run(
                 message: dict[str, Any] = jsonsafe.model_data(found.response.message, exclude_none=True)
                 return message
 
+            def serve_llm(event: dict[str, Any]) -> None:
+                found = run.by_id[event["id"]]
+                assert isinstance(found, LLMCallEvent)
+                frames.replayed(found.response, stream_timing, sleep)
+
             return build_replay_document(
                 header, events, start=start, stop=stop, trace_bytes_changed=trace_bytes_changed, clock=clock,
                 resolve_messages=resolve, response_message=answer,
+                # fast: nothing to wait for and no one reads the chunks, so nothing is rendered
+                serve_llm=serve_llm if stream_timing == "recorded" else None,
             )
         except RangeError as exc:
             raise BadInput(str(exc)) from exc
@@ -199,11 +214,14 @@ def replay_path(
     start: int | None = None,
     stop: int | None = None,
     clock: Callable[[], float] | None = None,
+    stream_timing: str = "fast",
+    sleep: Callable[[float], Any] = time.sleep,
 ) -> dict[str, Any]:
     """Load a trace file, replay it, and report whether the file changed (it must not)."""
+    frames.check_timing(stream_timing)
     path = Path(path)
     before = FileFingerprint(path)
     run = Run.load(path)
-    document = replay_run(run, start=start, stop=stop, clock=clock)
+    document = replay_run(run, start=start, stop=stop, clock=clock, stream_timing=stream_timing, sleep=sleep)
     document["counters"]["trace_bytes_changed"] = before.bytes_changed(FileFingerprint(path))
     return document

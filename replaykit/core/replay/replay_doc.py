@@ -122,6 +122,7 @@ def build_replay_document(
     clock: Callable[[], float] | None = None,
     resolve_messages: Callable[[dict[str, Any]], list[dict[str, Any]]] | None = None,
     response_message: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    serve_llm: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Replay ``events`` (served from the record, nothing executed) and describe the result.
 
@@ -131,6 +132,8 @@ def build_replay_document(
     the caller already has it (then ``request.context`` may be left out of the events); by default it
     is rebuilt from the delta chain. ``response_message(llm_event)`` may supply the whole answer message
     when the events carry a reduced copy (only ``type``/``text``/tool-call fields of its parts).
+    ``serve_llm(llm_event)`` is called as each LLM step in the range is served, after its ``t_replay``
+    (``replaykit replay --stream-timing``: a recorded stream is served frame by frame there).
     """
     now = clock or time.perf_counter
     t0 = now()
@@ -210,6 +213,8 @@ def build_replay_document(
         })
         timing.append({"step": step_no, "t_original": t_original, "duration_original": duration,
                        "t_replay": t_replay})
+        if serve_llm is not None and kind == "llm_call":
+            serve_llm(event)
 
     resolve = resolve_messages or (lambda event: resolve_delta_chain(event, requests))
     answer = response_message or (lambda event: event["response"]["message"])

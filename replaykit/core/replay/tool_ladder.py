@@ -22,7 +22,6 @@ very same ladder. Engines with a ``ReplayCursor`` use it through ``replaykit.cor
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -118,6 +117,8 @@ def climb(name: str, arguments: Any, *, served: Callable[[], Found | None] | Non
         value = call_implementation(implementation, arguments)
     except Exception as exc:  # a failing tool is a result the model sees
         return failed(exc)
+    import inspect  # here, not at the top: generated scripts embed this module and rarely get this far
+
     if inspect.isawaitable(value):
         close = getattr(value, "close", None)
         if close is not None:

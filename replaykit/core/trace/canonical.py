@@ -28,7 +28,6 @@ embed this module verbatim next to ``replaykit.core.replay.serve`` and match req
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -68,6 +67,8 @@ def canonical_json(value: Any) -> str:
 
 
 def canonical_hash(value: Any) -> str:
+    import hashlib  # here: a generated script that never fingerprints a request does not load OpenSSL
+
     return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -57,6 +58,18 @@ class SameFiller:
                 self._fill(request, self._request, SAME_REQUEST_KEYS)
                 self._request = request
 
+    def state(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """What the next event would be filled in from, small (the ``same`` keys of the previous correlation
+        and request, not the request's messages): a raw reader that starts in the middle of the file
+        (``core/analysis/run_index.py``) restores it with ``restore`` and fills in exactly as a reader from
+        the start would."""
+        assert self._raw, "raw readers only"
+        return (_subset(self._corr, SAME_CORR_KEYS), _subset(self._request, SAME_REQUEST_KEYS))
+
+    def restore(self, state: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> None:
+        assert self._raw, "raw readers only"
+        self._corr, self._request = state
+
     def _fill(self, item: Any, previous: Any, keys: tuple[str, ...]) -> None:
         get, put = self._get, self._put
         if not get(item, "same", None):
@@ -66,11 +79,28 @@ class SameFiller:
                 if not get(item, key, None):
                     value = get(previous, key, None)
                     if value:  # its own copy, as every other loaded event has
-                        put(item, key, copy.deepcopy(value) if isinstance(value, dict) else value)
+                        put(item, key, json_copy(value) if isinstance(value, dict) else value)
         if self._raw:
             del item["same"]
         else:
             put(item, "same", None)
+
+
+def _subset(item: dict[str, Any] | None, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    return None if item is None else {key: item[key] for key in keys if item.get(key)}
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, str, numbers, None), several times faster than
+    ``copy.deepcopy`` (no memo: JSON data has no shared or cyclic parts); anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
@@ -146,6 +176,7 @@ class RunSummary:
     parent_run_id: str | None
     relation: str | None
     size_bytes: int
+    tags: tuple[str, ...] = ()  # (not in ``to_json``: the ``runs --json`` rows keep their shape)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -174,11 +205,12 @@ def first_line(path: Path) -> bytes:
         handle.close()
 
 
-def summary_of(path: Path) -> RunSummary | None:
-    """The summary of one run file from its header line; None when it is not a readable run."""
+def summary_of(path: Path, size: int | None = None) -> RunSummary | None:
+    """The summary of one run file from its header line; None when it is not a readable run. ``size``:
+    the file's size when the caller has just ``stat``-ed it."""
     try:
         raw = json.loads(first_line(path))
-        size = path.stat().st_size
+        size = path.stat().st_size if size is None else size
     except (OSError, ValueError, EOFError, zlib.error):
         return None
     if not isinstance(raw, dict) or raw.get("kind") != "run" or raw.get("schema_name", SCHEMA_NAME) != SCHEMA_NAME:
@@ -193,18 +225,34 @@ def summary_of(path: Path) -> RunSummary | None:
     return RunSummary(run_id=run_id, path=path, created_at=created_at, framework=source["framework"],
                       model=_text(raw.get("model")), title=_text(raw.get("title")),
                       parent_run_id=_text(lineage.get("parent_run_id")), relation=_text(lineage.get("relation")),
-                      size_bytes=size)
+                      size_bytes=size, tags=tuple(t for t in raw.get("tags") or () if isinstance(t, str))
+                      if isinstance(raw.get("tags"), list) else ())
+
+
+def iter_run_files(root: Path) -> Iterator[tuple[str, str, os.stat_result]]:
+    """``(run id, path, stat)`` of every file of the store directory ``root`` named like a run, by file
+    name (the naming rule of the store; whether it is a readable run is ``summary_of``'s to say). The path
+    is a string: a listing of thousands of runs should not build thousands of ``Path`` objects."""
+    if not root.is_dir():
+        return
+    with os.scandir(root) as entries:
+        found = sorted((e.name, e) for e in entries if e.name.endswith(TRACE_SUFFIX))
+    for name, entry in found:
+        run_id = name[: -len(TRACE_SUFFIX)]
+        if not RUN_ID_RE.fullmatch(run_id):
+            continue
+        try:
+            info = entry.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            yield run_id, entry.path, info
 
 
 def iter_summaries(root: Path) -> Iterator[RunSummary]:
     """Every readable run in the store directory ``root``, by file name."""
-    if not root.is_dir():
-        return
-    for path in sorted(root.glob(f"*{TRACE_SUFFIX}")):
-        run_id = path.name[: -len(TRACE_SUFFIX)]
-        if not RUN_ID_RE.fullmatch(run_id) or not path.is_file():
-            continue
-        summary = summary_of(path)
+    for _run_id, path, _info in iter_run_files(root):
+        summary = summary_of(Path(path))
         if summary is not None:
             yield summary
 
@@ -249,6 +297,17 @@ class CompactedTrace:
         try:
             return self._gz.readline(limit)
         except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
+            raise ValueError(f"compacted trace is damaged ({exc})") from exc
+
+    def tell(self) -> int:
+        """The offset in the decompressed lines (what ``seek`` takes)."""
+        return self._gz.tell()
+
+    def seek(self, offset: int) -> int:
+        """To an offset of the decompressed lines: decompresses up to it (from the start when going back)."""
+        try:
+            return self._gz.seek(offset)
+        except (OSError, EOFError, zlib.error) as exc:
             raise ValueError(f"compacted trace is damaged ({exc})") from exc
 
     def close(self) -> None:
@@ -302,6 +361,15 @@ class _Worded:
         except ValueError as exc:
             raise TraceError(f"{self._path}: {exc}") from exc
 
+    def tell(self) -> int:
+        return self._handle.tell()
+
+    def seek(self, offset: int) -> int:
+        try:
+            return self._handle.seek(offset)
+        except ValueError as exc:
+            raise TraceError(f"{self._path}: {exc}") from exc
+
     def close(self) -> None:
         self._handle.close()
 
@@ -336,13 +404,23 @@ def event_lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, bytes, boo
     skipped; ``complete`` is False only for a last line without its newline (the writer died in the
     middle of it: the caller keeps it only if it parses, else reports it torn). Memory is bounded by the
     longest line."""
-    lineno = 1
-    pending: bytes | None = None
+    for lineno, _offset, line, is_last, complete in event_lines_at(handle, path, offset=0):
+        yield lineno, line, is_last, complete
+
+
+def event_lines_at(handle: IO[bytes], path: Path, lineno: int = 1,
+                   offset: int | None = None) -> Iterator[tuple[int, int, bytes, bool, bool]]:
+    """``event_lines`` with each line's offset in the (decompressed) file: ``(line number, offset, line,
+    is_last, complete)``, from wherever ``handle`` stands (``lineno``: the number of the line before it;
+    ``offset``: its position, ``handle.tell()`` when not given). A reader that keeps offsets can later
+    ``seek`` straight to one line (``core/analysis/run_index.py``)."""
+    offset = handle.tell() if offset is None else offset
+    pending: tuple[int, bytes] | None = None
     while True:
         line = handle.readline(MAX_LINE_BYTES)
         if pending is not None:
             # ``pending`` was a complete line; decide now whether it was the last one.
-            yield lineno, pending, not line, True
+            yield lineno, pending[0], pending[1], not line, True
             pending = None
         if not line:
             return
@@ -350,7 +428,8 @@ def event_lines(handle: IO[bytes], path: Path) -> Iterator[tuple[int, bytes, boo
         if not line.endswith(b"\n"):
             if len(line) >= MAX_LINE_BYTES:
                 raise TraceError(f"{path}: line {lineno} is longer than {MAX_LINE_BYTES} bytes")
-            yield lineno, line, True, False
+            yield lineno, offset, line, True, False
             return
         if line.strip():
-            pending = line
+            pending = (offset, line)
+        offset += len(line)

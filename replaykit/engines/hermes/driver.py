@@ -16,17 +16,18 @@ from typing import Any
 from replaykit.adapters.hermes import wire
 from replaykit.adapters.hermes.response import response_to_ir
 from replaykit.core.errors import BadInput, ReplaykitError
-from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.cursor import ReplayCursor, with_input
 from replaykit.core.replay.live_tools import LiveTools
 from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
 from replaykit.core.replay.resilience import classify
 from replaykit.core.replay.tool_ladder import unavailable_text
 from replaykit.core.trace.codecs import decode_request, encode_request
-from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart
+from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart, ToolSpec
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.engines.hermes.served import served_response
+from replaykit.engines.hermes.stripped import restore_stripped
 
 STAND_IN_TOOLSET = "replaykit_recorded"
 #: where an offline play points Hermes: nothing listens there, and nothing is ever sent
@@ -143,7 +144,12 @@ class PlayMiddleware:
         if isinstance(raw_tools, list) and raw_tools:
             body["tools"] = raw_tools
         decoded = decode_request(self.api, body)  # the shared codec, as the recorder uses
-        messages, tools = decoded.messages, decoded.tools
+        tools = decoded.tools
+        # At a served position nothing is sent: the record's whitespace (which Hermes strips from every
+        # message), and input the application added inside the turn (Hermes's history never holds it,
+        # so it is missing from each later request too), are put back as the record has them.
+        messages = restore_stripped(decoded.messages, self.cursor.next_request())
+        messages = with_input(messages, self.cursor.take_recorded_input(messages))
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1
@@ -233,16 +239,22 @@ def _sends_media(run: Run) -> bool:
 
 
 def register_stand_ins(run: Run) -> list[str]:
-    """Register every tool the recording declared that this Hermes lacks (a harness's or another framework's
+    """Register every tool the recording declared or called that this Hermes lacks (a harness's or another framework's
     tools) under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
     ``tool_execution`` middleware, where the ladder answers them with no real implementation (served, else
     a recorded stand-in, else "not available"). The handler itself is never reached through the middleware."""
     from tools.registry import registry
 
     calls = run.llm_calls()
-    specs = run.request_tools(calls[0].request) if calls else []
+    specs = list(run.request_tools(calls[0].request) or []) if calls else []
+    # A tool the model called that no request declared (a log that kept no tool list): Hermes refuses
+    # a call of a tool it does not know before any middleware sees it, so it gets a stand-in too.
+    declared = {spec.name for spec in specs}
+    for name in dict.fromkeys(event.name for event in run.tool_calls()):
+        if name not in declared:
+            specs.append(ToolSpec(name=name))
     added: list[str] = []
-    for spec in specs or []:
+    for spec in specs:
         if registry.get_entry(spec.name) is not None:
             continue
 
@@ -267,6 +279,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         allow_destructive=bool(spec.get("allow_destructive")), stale_timeout=spec.get("stale_timeout"),
         store=RunStore(spec["store"]), cut=spec.get("cut"), serve_only=bool(spec.get("serve_only")),
         max_iterations=int(spec.get("max_iterations") or 50), run_id=spec.get("run_id"),
+        stream_timing=str(spec.get("stream_timing") or "fast"),
     )
     session = start_play(source, options, engine="hermes", framework_version=hermes_version)
     cursor = session.cursor
@@ -297,7 +310,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     status = "completed"
     error: str | None = None
     try:
-        for message in _turns(source, cursor):
+        pending = _turns(source, cursor)
+        while (message := cursor.next_turn(pending)) is not None:  # less those handed over inside a turn
             session.recorder.turn_start(message, provenance=Provenance.SERVED)
             result = agent.run_conversation(user_content(message), conversation_history=history)
             history = result.get("messages")

@@ -76,6 +76,7 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "stale_timeout": options.stale_timeout,
         "max_iterations": options.max_iterations,
         "request_timeout": options.request_timeout,
+        "stream_timing": options.stream_timing,
         "toolsets": list(toolsets),
         "platform": str(meta.get("platform") or "cli"),
         "api_mode": api_mode,

@@ -28,6 +28,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.errors import ProviderError, ReplaykitError
+from replaykit.core.replay.cursor import with_input
 from replaykit.core.replay.live_tools import LiveTools, tool_implementations
 from replaykit.core.replay.resilience import IterationBudget
 from replaykit.core.trace import jsonsafe
@@ -63,6 +64,11 @@ class CursorModelNode:
         rt = self.rt
         lc_messages = state["messages"]
         messages = [Message.model_validate(rt.lc_to_ir(m)) for m in lc_messages]
+        # Input the application added inside the turn (an image a tool returned, sent as a user message
+        # after its result): into the request and into the graph's state, as the record has it.
+        found = self.cursor.take_recorded_input(messages)
+        update = _inserted(rt, lc_messages, found)
+        messages = with_input(messages, found)
         decision = self.cursor.llm(messages, self.tools, model=self.model)
         if decision.action == "live":
             response = self._live(messages, decision)
@@ -70,9 +76,9 @@ class CursorModelNode:
         else:
             response = decision.response
             provenance = "served" if decision.action == "serve" else "synthetic"
-        message = rt.ir_to_lc(_dump(response.message), rt.message_id(len(lc_messages)), provenance,
+        message = rt.ir_to_lc(_dump(response.message), rt.message_id(len(messages)), provenance,
                               step=decision.step if decision.action == "serve" else None)
-        return {"messages": [message]}
+        return {"messages": [*update, message]}
 
     def _live(self, messages: list[Message], decision: Any) -> Any:
         """One live call within the turn's budget; the grace call offers no tools and its answer, as the
@@ -90,6 +96,24 @@ class CursorModelNode:
             parts = [p for p in response.message.parts if p.type != "tool_call"]
             response = response.model_copy(update={"message": response.message.model_copy(update={"parts": parts})})
         return response
+
+
+def _inserted(rt: Any, lc_messages: list[Any], found: list[tuple[int, Message]]) -> list[Any]:
+    """The state update that puts the input ``found`` in place (the graph's ids stay positional): appended
+    when it all goes at the end, else the whole list again, the graph's own messages moved up."""
+    if not found:
+        return []
+    if found[0][0] >= len(lc_messages):
+        return [rt.ir_to_lc(_dump(m), rt.message_id(index), "recorded") for index, m in found]
+    from langchain_core.messages import RemoveMessage
+    from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+    added = dict(found)
+    own = iter(lc_messages)
+    merged = [rt.ir_to_lc(_dump(added[i]), rt.message_id(i), "recorded") if i in added
+              else next(own).model_copy(update={"id": rt.message_id(i)})
+              for i in range(len(lc_messages) + len(found))]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *merged]
 
 
 class CursorToolRouter:
@@ -227,7 +251,9 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
     _turn_end(rt, cursor, messages, budget)
-    for user in cursor.user_turns()[1:]:  # the first turn is in the first request
+    already = sum(1 for message in first if message.get("role") == "user")  # the first request's turns
+    pending = cursor.user_turns()[already:]
+    while (user := cursor.next_turn(pending)) is not None:
         if recorder is not None:
             recorder.turn_start(user, provenance=Provenance.SERVED)
         new = [rt.ir_to_lc(_dump(user), rt.message_id(len(messages)), "recorded")]

@@ -365,7 +365,7 @@ def play_options(options: Any) -> PlayOptions:
         if options.get(key) is not None:
             extra[key] = options[key]
     kw: dict[str, Any] = {}
-    for key in ("stale_timeout", "max_attempts", "request_timeout", "run_id"):
+    for key in ("stale_timeout", "max_attempts", "request_timeout", "run_id", "stream_timing"):
         if options.get(key) is not None:
             kw[key] = options[key]
     budget = options.get("max_iterations") or options.get("iteration_budget")

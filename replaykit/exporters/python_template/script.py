@@ -4,23 +4,28 @@ The generator (``replaykit.exporters.python_script``) writes, in this order: a s
 docstring, ``from __future__ import annotations``, then this file from the ``script body`` marker on,
 with ``@@METADATA@@`` replaced by named metadata constants, ``@@ENGINE@@`` by the source of
 ``replaykit.core.replay.replay_doc`` (the same pure function ``replaykit replay --json`` uses, so both print
-the same document), and ``@@TRACE@@`` by the recorded run as ONE JSON document in a string literal.
+the same document) and what it builds on, and ``@@TRACE@@`` by the recorded run: its trace as ONE JSON
+document, zlib-compressed, in a base64 string literal.
 Blocks between ``<template-only>`` markers exist only so this file type-checks and can be imported
 by tests; the generator drops them.
 
 The script must stay standard-library only and must never turn trace content into code: trace data is
-only ever read with ``json.loads`` from ``TRACE_JSON`` (or, for ``--diff``, from another script's
-``TRACE_JSON`` found with ``ast``, never by importing or executing it).
+only ever decoded (base64, zlib) and read with ``json.loads`` from ``TRACE_ZLIB_BASE64`` (or, for
+``--diff``, from another script's ``TRACE_ZLIB_BASE64``, or the ``TRACE_JSON`` of scripts exported by
+earlier versions, found with ``ast``, never by importing or executing it).
 """
 
 from __future__ import annotations
 
 # --- script body ---
 import argparse
+import binascii
+import gc
 import json
 import os
 import sys
 import time
+import zlib
 from typing import Any
 
 # <template-only>
@@ -28,6 +33,7 @@ from replaykit.core.replay.replay_doc import RangeError, build_replay_document, 
 from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
 from replaykit.core.trace.canonical import arguments_key, parsed_arguments
 from replaykit.core.trace.deltas import resolve_delta_chain
+from replaykit.core.trace.store_index import SameFiller
 
 RUN_ID: str | None = None
 # </template-only>
@@ -36,6 +42,8 @@ RUN_ID: str | None = None
 # replaykit.core.trace.canonical and deltas, replaykit.core.replay.serve and replay_doc, verbatim: the request
 # fingerprint, the delta resolver, the serve decision and the pure function behind `replaykit replay --json`.
 # build_replay_document() walks the events in recorded order and serves every step from the record.
+# Then replaykit.core.trace.store_index's SameFiller, verbatim: how every reader fills in what a trace line
+# marked "same" leaves out (the ids and request fields equal to the previous event's).
 # @@ENGINE@@
 
 # ======================================================================================= the script
@@ -67,8 +75,23 @@ def progress(message: str, quiet: bool) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def decode_trace(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The embedded run: ``{"header": {...}, "events": [...]}``, decoded as data (never as code)."""
+def decode_trace(packed: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The embedded run, decoded as data (never as code): base64, then zlib, then ``json.loads`` of the
+    trace as one document, ``{"header": {...}, "events": [...]}`` (each event exactly as its trace line),
+    then the ``same`` marks filled in as every replaykit reader does."""
+    try:
+        text = zlib.decompress(binascii.a2b_base64(packed))
+    except (ValueError, zlib.error) as exc:  # binascii.Error is a ValueError
+        raise ScriptError(f"embedded trace is damaged: {one_line(exc)}") from exc
+    header, events = decode_trace_json(text)
+    fill = SameFiller(raw=True)
+    for event in events:
+        fill(event)
+    return header, events
+
+
+def decode_trace_json(text: str | bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``{"header": {...}, "events": [...]}`` as JSON text (UTF-8 bytes or str), checked to be that shape."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -645,10 +668,12 @@ def read_script_trace(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         raise ScriptError(f"cannot read {path}: {one_line(exc)}") from exc
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == "TRACE_JSON" and isinstance(node.value, ast.Constant)
+                and node.targets[0].id in ("TRACE_ZLIB_BASE64", "TRACE_JSON") and isinstance(node.value, ast.Constant)
                 and isinstance(node.value.value, str)):
+            if node.targets[0].id == "TRACE_JSON":  # a script exported by an earlier replaykit: plain JSON
+                return decode_trace_json(node.value.value)
             return decode_trace(node.value.value)
-    raise ScriptError(f"{path} is not a replaykit replay script (no TRACE_JSON string)")
+    raise ScriptError(f"{path} is not a replaykit replay script (no TRACE_ZLIB_BASE64 string)")
 
 
 def comparable_steps(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -748,8 +773,8 @@ def readable_json(document: Any, *, ascii_only: bool) -> str:
     Each piece goes through json's C encoder: ``indent=`` would switch json to its pure-Python encoder,
     which took most of a 1000-step replay's time."""
 
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=ascii_only, default=str)
+    # One encoder for every piece: json.dumps() would build a new one per call (a third of the time here).
+    dump = json.JSONEncoder(ensure_ascii=ascii_only, default=str).encode
 
     if not isinstance(document, dict):
         return dump(document)
@@ -791,8 +816,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.set_int_max_str_digits(0)  # the trace may hold integers of any size
     opts = parse_args(argv)
     prog = os.path.basename(sys.argv[0]) or "replay"
+    # The decoded trace is many long-lived, acyclic objects: with the cyclic collector running, every
+    # allocation of the replay would make it walk them again and again (a third of a long replay's time).
+    # Paused for the run; a --live session (minutes of HTTP, retries: cyclic garbage) collects again.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
-        header, events = decode_trace(TRACE_JSON)
+        header, events = decode_trace(TRACE_ZLIB_BASE64)
+        if opts.live and collecting:
+            gc.enable()
         if opts.diff:
             result = diff_scripts(header, events, opts.diff)
             emit(result)
@@ -818,10 +850,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `python run.py | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if collecting:
+            gc.enable()
 
 
 # <template-only>
-TRACE_JSON = '{"header": {"run_id": "template", "created_at": "1970-01-01T00:00:00Z"}, "events": []}'
+TRACE_ZLIB_BASE64 = "eNqrVspITUxJLVKyUqhWKirNi89MATKVSlJzC3ISS1KVdBSUkotSgayU+MQSkIyhpbmBroEhEIUYGFiBUZRSLVBZallqXkkxUEl0bC0Af2AZVw=="
 # </template-only>
 # Every constant that depends on the run comes last, after the code: the code's own constants then keep
 # the same indices (and the same bytecode) in every export, whatever values the run holds.

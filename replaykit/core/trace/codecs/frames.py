@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from replaykit.core.errors import BadInput, CodecError
 from replaykit.core.trace.canonical import canonical_json
 from replaykit.core.trace.ir import LLMResponse
 
+_T = TypeVar("_T")
 KEY = "stream"  # the key under LLMResponse.provider_details
 VERSION = 1
 _PATCH = "$patch"
@@ -310,6 +312,32 @@ def delays(stream: Frames, timing: str) -> list[float]:
         out.append(max(0.0, t - last))
         last = max(last, t)
     return out + [0.0] * (count - len(out))
+
+
+def paced(chunks: Iterable[_T], waits: Iterable[float],
+          sleep: Callable[[float], Any] = time.sleep) -> Iterator[_T]:
+    """Each chunk after its wait (``delays``): the one pacing loop of a served stream, whoever serves it
+    (the HTTP transport, an engine's cursor, ``replaykit replay``). A zero wait never calls ``sleep``."""
+    for chunk, wait in zip(chunks, waits, strict=True):
+        if wait > 0:
+            sleep(wait)
+        yield chunk
+
+
+def play(stream: Frames, timing: str, sleep: Callable[[float], Any] = time.sleep) -> Iterator[bytes]:
+    """``stream`` as its SSE chunks (``render``), one per frame, paced by ``timing`` (``delays``)."""
+    return paced(render(stream), delays(stream, timing), sleep)
+
+
+def replayed(response: LLMResponse, timing: str, sleep: Callable[[float], Any] = time.sleep) -> list[bytes] | None:
+    """Serve the frames recorded with ``response`` chunk for chunk at ``timing``'s pace (``play``) and
+    return the chunks served, as a client reading the stream would have received them; None (nothing
+    served, nothing waited) for a response recorded without boundaries or one whose frames no longer
+    assemble to it (an edited answer: an in-process replay hands over the response as before)."""
+    stream = recorded(response)
+    if stream is None or not faithful(stream, response):
+        return None
+    return list(play(stream, timing, sleep))
 
 
 STREAM_TIMINGS = ("fast", "recorded")
