@@ -36,8 +36,8 @@ from typing import Any
 from replaykit import __version__
 from replaykit.adapters.openai import _transport
 from replaykit.adapters.openai._session import CassetteMiss, Session
+from replaykit.adapters.redacted_cassette import redaction_mode, request_index
 from replaykit.core.errors import BadInput, ReplaykitError, RunExists, TraceError, UnknownSchemaVersion
-from replaykit.core.replay.match import RequestIndex
 from replaykit.core.trace.codecs.frames import check_timing
 from replaykit.core.trace.ir import Lineage, LLMCallEvent, RunHeader, Source, SubagentEvent
 from replaykit.core.trace.recorder import Recorder
@@ -174,6 +174,10 @@ class Cassette:
         serve = exists and self.mode != "all"
         record = self.mode in ("new_episodes", "all", "hybrid") or (self.mode == "once" and not exists)
         run = load_cassette(self.path) if serve else None
+        if record and run is not None and redaction_mode(run) is not None:
+            # live calls would be appended in the clear to a file that was redacted
+            raise BadInput(f"cassette {self.path} is redacted: it is only served (record mode none or once); "
+                           "re-record it with --replaykit-record-mode=all and redact it again")
         self.recorded_run = run
         recorder = None
         if record and run is not None:
@@ -182,7 +186,7 @@ class Cassette:
             recorder = self._fresh_recording()
         hint = ("re-record with --replaykit-record-mode=all, or use new_episodes / hybrid to add it"
                 if recorder is None else "")
-        index = RequestIndex(run, linked_runs(run, self.path.parent)) if run is not None else None
+        index = request_index(run, linked_runs(run, self.path.parent)) if run is not None else None
         self.session = Session(recorder=recorder, index=index, repeat=self.mode == "hybrid", label=self.label,
                                where=str(self.path), hint=hint, stream_timing=self.stream_timing)
         if recorder is not None:
@@ -357,7 +361,7 @@ def serve(run: Run | str | os.PathLike[str], *, store: str | os.PathLike[str] | 
         ref = Path(run)
         run = load_cassette(ref) if ref.exists() else RunStore(store).load(str(run))
     assert isinstance(run, Run)
-    session = Session(recorder=None, index=RequestIndex(run), label=f"run {run.run_id}",
+    session = Session(recorder=None, index=request_index(run), label=f"run {run.run_id}",
                       hint="record it again with replaykit.record(...)", stream_timing=stream_timing)
     _transport.install()
     _transport.activate(session)

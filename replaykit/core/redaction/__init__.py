@@ -22,7 +22,7 @@ from ._errors import RedactExtraMissing, RedactionError
 from ._filters import Span
 from ._header import HEADER_FIELDS, content_free_header
 from ._hook import REDACT_ENV, RedactingWriter, maybe_redacting
-from ._ir import make_event_redactor, redact_event, redact_events
+from ._ir import make_event_redactor, redact_event, redact_events, redact_messages
 from ._placeholders import PlaceholderMap
 from ._redactor import Redactor
 from ._runs import (
@@ -32,7 +32,7 @@ from ._runs import (
     redact_run,
     redact_trace_file,
 )
-from ._secrets import SECRET_PATTERNS, secret_entities
+from ._secrets import PLACEHOLDER_REGEX, SECRET_PATTERNS, secret_entities
 
 __all__ = [
     "HEADER_FIELDS",
@@ -40,6 +40,7 @@ __all__ = [
     "NER_ENTITIES",
     "NER_MODEL_ENV",
     "PATTERN_ENTITIES",
+    "PLACEHOLDER_REGEX",
     "REDACT_ENV",
     "SECRET_PATTERNS",
     "AnalysisEngine",
@@ -61,6 +62,7 @@ __all__ = [
     "redact_corpus",
     "redact_event",
     "redact_events",
+    "redact_messages",
     "redact_run",
     "redact_trace_file",
     "secret_entities",

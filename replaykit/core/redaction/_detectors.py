@@ -188,6 +188,7 @@ _DATES_AND_TIMES = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?|\b\d{1,2}:\d{2}(?::\d{2})?\b")
 _PHONE_WORDS = re.compile(
     r"(?i:phone|tel\b|tel\.|telephone|mobile|cell|call|text\s+me|sms|whatsapp|fax|office|rufnummer|handy|"
+    r"(?:my|his|her|your|their|our)\s+number|reach\s+(?:me|him|her|them)|ring|dial|nummer|numéro|número|"
     r"t[ée]l[ée]phone|portable|m[óo]vil|celular|telefone|telefono|cellulare|bel\b|телефон|моб|手机|電話|"
     r"電話番号|هاتف|جوال)[^\d\n]{0,20}$")
 

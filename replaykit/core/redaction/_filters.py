@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import NamedTuple
 
-from ._names import FIRST_NAMES, NER_STOPWORDS
+from ._names import FIRST_NAMES, NER_STOPWORDS, name_word
 from ._secrets import PLACEHOLDER_REGEX, secret_entities
 
 
@@ -90,17 +90,31 @@ _PERSON_CUE = re.compile(
 _PARTICLES = frozenset("van von de da del der den di al el bin ibn le la dos du".split())
 
 
+def person_context(text: str, start: int, end: int) -> bool:
+    return bool(_PERSON_CUE.search(text[max(0, start - 16):start])) or bool(_PERSON_VERB.match(text, end))
+
+
+def name_evidence(text: str, start: int, end: int) -> bool:
+    """A model's multi-word PERSON (``Zendesk Workspace``, ``Parquet Webhook`` are such hits) is a name
+    when a word of it is a given name or surname of the lexicon (60 k names of 80+ locales, or a
+    surname shape), or a person's cue or verb is next to it."""
+    words = [w for w in text[start:end].split() if w not in _PARTICLES]
+    return person_context(text, start, end) or any(name_word(w) for w in words)
+
+
 def _model_name_ok(text: str, span: Span, value: str) -> bool:
     """The model's PERSON hits that are capitalised nouns in other languages, products and acronyms
     (``Buchhaltung``, ``Grafana``, ``Meine IBAN``) are not names: a single word needs a given name,
     a cue before it or a person's verb after it; no word of a name is an acronym."""
     words = value.split()
+    context = person_context(text, span.start, span.end)
     if len(words) > 1:
         if any(w[:1].islower() and w not in _PARTICLES for w in words):
             return False  # "Kundennummer und Bestellnummer": a name's words are capitalised
-        return not any(_ALL_CAPS_WORD.match(w) for w in words) or all(_ALL_CAPS_WORD.match(w) for w in words)
-    return _name_like(value) or bool(_PERSON_CUE.search(text[max(0, span.start - 16):span.start])) or \
-        bool(_PERSON_VERB.match(text, span.end))
+        if any(_ALL_CAPS_WORD.match(w) for w in words) and not all(_ALL_CAPS_WORD.match(w) for w in words):
+            return False
+        return name_evidence(text, span.start, span.end)
+    return _name_like(value) or context
 
 
 def _name_like(value: str) -> bool:

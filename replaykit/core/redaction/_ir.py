@@ -183,6 +183,21 @@ def _prefetch(redactor: Redactor, leaves: list[tuple[Any, bool]]) -> None:
         redactor.redact_texts(texts)
 
 
+def redact_messages(messages: Sequence[Message], redactor: Redactor) -> list[Message]:
+    """A request's messages redacted by the hooks the IR pass uses for request messages, with
+    ``redactor``'s placeholders: how a live request is put in a redacted cassette's space."""
+    dumps = [jsonsafe.model_data(m) for m in messages]
+    p = _Pass(redactor)
+    p.collect_only = True
+    for d in dumps:
+        p.message(d)
+    _prefetch(redactor, p.leaves)
+    p.collect_only = False
+    for d in dumps:
+        p.message(d)
+    return [Message.model_validate(d) for d in dumps]
+
+
 def redact_event(event: Event, redactor: Redactor) -> Event:
     """Redact one event with a run's Redactor (the Hermes recorder's hook; see docs/redaction.md)."""
     return _redact_window([event], redactor)[0]

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 FIRST_NAMES = frozenset("""
@@ -70,9 +71,6 @@ please thanks asked said says wants cannot can't will wrote reported confirmed a
 _VERBS = r"(?:lives|lived|said|says|asked|asks|wants|wanted|is|was|has|had|will|approved|reported|joined|confirmed|called|wrote|replied|sent)"
 _LATIN_WORD = r"[A-Za-zÀ-ÖØ-öø-ÿĀ-žƀ-ɏḀ-ỿ'’-]{2,}"
 # A look-ahead so that matches overlap: "customer maria gonzalez" must try "maria gonzalez" too.
-_LATIN_PAIR = re.compile(r"(?<![\w@.])(?=(" + _LATIN_WORD + r")\s+(" + _LATIN_WORD + r")(?:\s+(" + _LATIN_WORD + r"))?)")
-_VERB_GATE = re.compile(r"\b" + _VERBS + r"\b")
-_SINGLE = re.compile(r"(?<![\w@.])([A-ZÀ-Ö][a-zß-öø-ÿ]{2,})(?=\s+" + _VERBS + r"\b)")
 _VIET = re.compile(r"\b(?:Nguy[eễ]n|Tr[aầ]n|L[eê]|Ph[aạ]m|Ho[aà]ng|Hu[yỳ]nh|V[oõ]|Đặng|B[uù]i|Đỗ)"
                    r"(?:\s+[A-ZĐ][a-zà-ỹ]+){1,3}\b")
 _CYRILLIC = re.compile(r"(?<![\w])(?=([А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?)\s+([А-ЯЁ][а-яё]+))")
@@ -100,18 +98,34 @@ Found = list[tuple[int, int, float]]
 # a lower-case word after a person cue ("ping tobias", "customer kofi") is a name when it is not an
 # English word. Only the table is read (no pipeline is loaded), so pattern mode can use it too.
 _VOCAB: frozenset[str] | None = None
+_LEMMAS: dict[str, frozenset[str]] = {}  # part of speech -> WordNet lemmas
+_RULES: list[tuple[str, str, str]] = []  # (suffix, replacement, part of speech): the lemmatizer's rules
 
 
 def english_words() -> frozenset[str]:
+    """WordNet's lemmas, their irregular forms (``went``, ``children``) and English function words
+    (``itself``, ``whose``). Regular inflections are checked by ``english_word``."""
     global _VOCAB
     if _VOCAB is None:
         _VOCAB = _load_vocab()
     return _VOCAB
 
 
+@functools.lru_cache(maxsize=65536)
+def english_word(word: str) -> bool:
+    """An English word, inflected or not (``answered``, ``misses``, ``typed`` by the lemmatizer's own
+    suffix rules): what a name is not, unless a lexicon says it is also a name."""
+    w = word.casefold()
+    if w in english_words():
+        return True
+    return any(w.endswith(suffix) and w[: len(w) - len(suffix)] + repl in _LEMMAS[pos]
+               for suffix, repl, pos in _RULES if len(w) > len(suffix) + 1)
+
+
 def _load_vocab() -> frozenset[str]:
     try:
         import spacy
+        from spacy.lang.en.stop_words import STOP_WORDS
         from spacy.lookups import Lookups
     except ImportError:
         return frozenset()
@@ -122,10 +136,16 @@ def _load_vocab() -> frozenset[str]:
         if path is None:
             continue
         for candidate in path.glob("**/lemmatizer/lookups/lookups.bin"):
-            table = Lookups().from_disk(candidate.parent).get_table("lemma_index")
-            words: set[str] = set()
-            for pos in table:
-                words.update(w for w in table[pos] if "_" not in w)
+            lookups = Lookups().from_disk(candidate.parent)
+            index, exc = lookups.get_table("lemma_index"), lookups.get_table("lemma_exc")
+            rules = lookups.get_table("lemma_rules")
+            words: set[str] = set(STOP_WORDS)
+            for pos in index:
+                lemmas = frozenset(w for w in index[pos] if "_" not in w)
+                _LEMMAS[str(pos)] = lemmas
+                words |= lemmas
+                words.update(form for form in exc.get(pos, {}) if "_" not in form)
+                _RULES.extend((suffix, repl, str(pos)) for suffix, repl in rules.get(pos, []) if suffix)
             return frozenset(words)
     return frozenset()
 
@@ -148,8 +168,7 @@ def unknown_word(word: str) -> bool:
         return True
     if w in _NOT_SURNAME or w in _LOWER_STOP or len(w) < 3:
         return False
-    vocab = english_words()
-    return bool(vocab) and w not in vocab and w.rstrip("s") not in vocab
+    return bool(english_words()) and not english_word(w)
 
 
 _LOWER_STOP = frozenset("""
@@ -179,34 +198,191 @@ def lower_case_names(text: str) -> Found:
     return out
 
 
-_FIRST = re.compile(r"(?<![\w@.])(?i:" + "|".join(sorted(FIRST_NAMES, key=len, reverse=True)) + r")(?!\w)")
+# ------------------------------------------------------------------------ names by lexicon, any case
+# Faker's given names and surnames (``_lexicon``) with the built-in list as a floor. A given name that
+# is also an English word ("rachel", "bob", "mark") is weak evidence; one that is not ("sergei",
+# "ingrid") is strong. A pair is a name when the evidence of both words and of the context adds up.
+_GIVEN: frozenset[str] | None = None
+_SURNAMES: frozenset[str] = frozenset()
+_FUNCTION: frozenset[str] = frozenset()
+
+
+def _lexicon_sets() -> frozenset[str]:
+    global _GIVEN, _SURNAMES, _FUNCTION
+    if _GIVEN is None:
+        from ._lexicon import lexicon
+
+        lex = lexicon()
+        try:
+            from spacy.lang.en.stop_words import STOP_WORDS as english_stop
+        except ImportError:
+            english_stop = set()
+        _FUNCTION = frozenset(english_stop) | _NOT_SURNAME | _LOWER_STOP | NER_STOPWORDS | _FOREIGN_STOP
+        _SURNAMES = frozenset(w for w in lex.surnames if w not in _FUNCTION)
+        # a given name that is also an English word must be a given name in several countries' lists
+        # ("rachel", "bob", "mark"); one locale's list holding "media" or "price" is not enough
+        _GIVEN = frozenset(w for w in lex.latin_given() | FIRST_NAMES if w not in _FUNCTION and
+                           (w in FIRST_NAMES or lex.given_locales.get(w, 0) >= _LOCALES_FOR_A_WORD or
+                            not english_word(w)))
+    return _GIVEN
+
+
+_LOCALES_FOR_A_WORD = 3
+
+
+def given_name(word: str) -> bool:
+    return word.casefold().replace("’", "'") in _lexicon_sets()
+
+
+def name_word(word: str) -> bool:
+    """A given name or a surname of the lexicon (``Reyes``, ``O'Neill``), in any case."""
+    w = word.casefold().replace("’", "'").strip(".,")
+    return w in _lexicon_sets() or w in _SURNAMES or bool(_SURNAME_SHAPE.search(w))
+
+
+def plain_given_name(word: str) -> bool:
+    """A given name that is no English word: strong evidence on its own."""
+    w = word.casefold()
+    return given_name(w) and (w in FIRST_NAMES or not english_word(w))
+
+
+# Surname shapes of many languages: -berg, -sson, -ez, -ski, -ova, -enko, -escu, -ini, Mc-, O'-.
+_SURNAME_SHAPE = re.compile(r"(?:^(?:mc|mac|o['’]|fitz)[a-z]{3,}|[a-zà-ÿ]{3,}(?:berg|burg|stein|sson|son|sen|ez|ski|ska"
+                            r"|sky|wicz|czyk|ova|ová|ov|ev|enko|chuk|yan|escu|elli|etti|ini|oglu|oğlu|ović|vić))$")
+
+
+def _surname_evidence(word: str) -> int:
+    """2: a surname by shape, or a listed surname that is no English word (``ohlsson``); 1: an
+    unknown word, or a listed surname that is also a word (``reyes``, ``hill``); 0: a word; -1: a
+    function word or a thing (``Street``, ``Server``)."""
+    w = word.casefold().replace("’", "'")
+    if w in _FUNCTION or w in _THING:
+        return -1
+    _lexicon_sets()
+    english = english_word(w)
+    if _SURNAME_SHAPE.search(w) or (not english and w in _SURNAMES):
+        return 2
+    return 1 if (w in _SURNAMES or (not english and len(w) >= 3)) else 0
+
+
+# What follows a capitalised word when it is a place or a thing, not a surname.
+_THING = frozenset("""
+street road avenue lane drive way boulevard square park station center centre stadium bridge hall tower
+airport hotel hospital university college school bank cafe office warehouse depot hub branch region
+server client service services dashboard api app apps cloud platform team teams project group lab labs
+""".split())
+_CASE_PREFIX = re.compile(r"^(?:Mc|Mac|O['’]|D['’])(?=[A-Z])")
+
+
+def _style(word: str) -> str:
+    if word.islower():
+        return "lower"
+    if word.isupper():
+        return "upper"
+    rest = _CASE_PREFIX.sub("", word)
+    parts = re.split(r"['’-]", rest)
+    return "title" if all(p[:1].isupper() and (len(p) == 1 or p[1:].islower()) for p in parts if p) else "mixed"
+
+
+# A person is named right after these ("ping bob", "thanks RACHEL GOLDBERG", "customer sergei"),
+# and right before these ("bob says", "Jonathan Reyes approved").
+_HONORIFIC = re.compile(r"(?i:\b(?:mr|mrs|ms|miss|mx|dr|prof|herr|frau|mme|mlle|sr|sra|señor|señora|sig|signora)\.?)\s+$")
+_STRONG_CUE = re.compile(r"(?i:\b(?:my\s+name\s+is|name\s*:|i\s+am|i'm|call\s+me|regards,?|cheers,?|dear|hi|hello|hey|thanks|thank\s+you|thx|ping|pinged|cc|"
+                         r"ask|asked|tell|told|customer|client|user|contact|colleague|spoke\s+with|talked?\s+to|"
+                         r"met\s+with|signed\s+off\s+by|opened\s+by|assigned\s+to|escalate\s+to|forward(?:ed)?\s+"
+                         r"(?:\S+\s+){0,3}to|named|owner|reviewer|author|assignee|contact\s+person)\.?:?,?(?:\s+(?:is|was))?|@)\s*$")
+_WEAK_CUE = re.compile(r"(?i:\b(?:by|from|with|to|and|called)),?\s+$")
+# what a person does (what a thing does too, "is", "has", "will", counts only as weak evidence)
+_PERSON_AFTER = re.compile(r"(?i),?\s*(?:\([^)]{0,60}\)\s*)?(?:said|says|asked|asks|wants|wanted|approved|reported|reports|"
+                           r"joined|confirmed|wrote|replied|thinks|agreed|declined|requested|mentioned|signed|prefers|"
+                           r"emailed|phoned|called|complained|promised|owns|cannot|can't|won't|doesn't|didn't)\b")
+_POSSESSIVE = re.compile(r"['’]s$")
+_PAREN_AFTER = re.compile(r"(?i)\s*\(|\s+(?:is|was|has|had|will|would|lives|lived)\b")
+# A word, not glued to code: "len(" and "`meta`" are not prose.
+_WORDS = re.compile(r"(?<![\w@./`-])[^\W\d_][\w'’-]*(?![\w@/`(-])")
+
+
+def _context(text: str, start: int, end: int) -> int:
+    """2: a person's cue before or a person's verb after; 1: ``by``/``with``/``to`` before or a
+    parenthesis after; 0: nothing says person."""
+    before = text[max(0, start - 40):start]
+    if _STRONG_CUE.search(before) or _HONORIFIC.search(before) or _PERSON_AFTER.match(text, end):
+        return 2
+    return int(bool(_WEAK_CUE.search(before) or _PAREN_AFTER.match(text, end)))
 
 
 def _latin(text: str) -> Found:
+    given = _lexicon_sets()
+    words = list(_WORDS.finditer(text))
     out: Found = []
-    for hit in _FIRST.finditer(text):  # the regex engine finds given names; pairs are tried only there
-        m = _LATIN_PAIR.match(text, hit.start())
-        if m is None:
+    for i, m in enumerate(words):
+        first = m.group()
+        possessive = _POSSESSIVE.search(first)
+        if possessive and first[:possessive.start()].casefold() in given:  # "Bob's ticket", "ingrid's laptop"
+            base = first[:possessive.start()]
+            if _style(base) == "title" or (base.islower() and plain_given_name(base)):
+                out.append((m.start(), m.start() + possessive.start(), 0.6))
             continue
-        first, second, third = m.group(1), m.group(2), m.group(3)
-        if first.casefold() not in FIRST_NAMES or second.casefold() in _NOT_SURNAME:
+        if first.casefold().replace("’", "'") not in given or (style := _style(first)) == "mixed":
             continue
-        if first.islower() != second.islower() and not first[0].isupper():
-            continue  # "maria Gonzalez" mixes cases: not how a name is written
-        end = m.end(2)
-        if third and third.casefold() not in _NOT_SURNAME and (third[0].isupper() == second[0].isupper()) \
-                and third.casefold() not in FIRST_NAMES:
-            end = m.end(3)
-        out.append((m.start(1), end, 0.7))
-    return out + _single(text)
+        strong = 2 if plain_given_name(first) else 1
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if nxt is not None and text[m.end():nxt.start()] == " " and _style(nxt.group()) == style:
+            second = _surname_evidence(nxt.group())
+            end = nxt.end()
+            third = words[i + 2] if i + 2 < len(words) else None
+            if third is not None and text[nxt.end():third.start()] == " " and _style(third.group()) == style \
+                    and (_surname_evidence(third.group()) >= 2 or third.group().casefold() in _SURNAMES):
+                end = third.end()  # "Mei Lin Chen", "Ana Lucia Oliveira"
+            context = _context(text, m.start(), end)
+            if style == "title":
+                # "Jonathan Reyes": a given name and a listed surname, capitalised ("London Heathrow" is not)
+                proper = nxt.group().casefold() in _SURNAMES
+                ok = second >= 0 and (strong + second >= 3 or (strong + second >= 2 and (proper or context > 0)))
+            else:  # lower case and capitals: prose words and constants look like this too
+                ok = (strong == 2 and second == 2) or (second >= 1 and strong + second >= 3 and context >= 1) or \
+                    (second >= 1 and strong + second >= 2 and context == 2)
+            if ok:
+                out.append((m.start(), end, 0.7))
+                continue
+        if style == "upper":
+            continue  # a lone shouted word is a log level or a constant more often than a name
+        if strong == 2:  # "Ingrid said", "with Ingrid", "ping ingrid"
+            ok = _context(text, m.start(), m.end()) >= (1 if style == "title" else 2)
+        else:  # "ping bob", "bob says ...": a given name that is also a word needs a person's cue
+            ok = bool(_STRONG_CUE.search(text[max(0, m.start() - 40):m.start()])) or \
+                _person_sentence_start(text, m.start(), m.end())
+        if ok:
+            out.append((m.start(), m.end(), 0.6))
+    return out + _after_honorific(text)
 
 
-def _single(text: str) -> Found:
+# A short honorific in lower case needs its period ("dr. okonkwo"): "60 ms best of 40" is no "Ms Best".
+_HONORIFIC_WORD = re.compile(r"\b(?:(?i:mr|mrs|ms|miss|mx|dr|prof|sr|sra|sig)\.|(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sr|Sra|Pan)\b"
+                             r"|(?i:herr|frau|mme|mlle|madame|monsieur|señor|señora|senhor|senhora|signor|signora|pani)\b)"
+                             r"\s+((?:Mc|Mac|O['’]|D['’])?[^\W\d_][^\W\d_]+(?:-[^\W\d_]+)?)(?![\w@/-])")
+
+
+def _after_honorific(text: str) -> Found:
+    """``Dr. Okafor``, ``Mr. Brown``: a surname after an honorific (``Dr. Pepper`` is a word)."""
     out: Found = []
-    for m in _SINGLE.finditer(text) if _VERB_GATE.search(text) else ():
-        if m.group(1).casefold() in FIRST_NAMES:
-            out.append((m.start(1), m.end(1), 0.6))
+    for m in _HONORIFIC_WORD.finditer(text):
+        w = m.group(1).casefold().replace("’", "'")
+        if m.group(1).islower() and m.group(0)[:1].isupper():
+            continue  # "Dr. who", a capitalised honorific before a lower-case word: prose
+        if _surname_evidence(w) >= 1 or plain_given_name(w):
+            out.append((m.start(1), m.end(1), 0.65))
     return out
+
+
+def _person_sentence_start(text: str, start: int, end: int) -> bool:
+    """``bob says the staging db is down``: a lower-case given name opening a sentence before a verb."""
+    before = text[:start].rstrip(" ")
+    return (not before or before[-1] in ".!?\n") and bool(_START_VERB.match(text, end))
+
+
+_START_VERB = re.compile(r"\s+(?:is|was|says|said|asked|wants|approved|reported|thinks|will|can|cannot|can't|isn't|"
+                         r"wasn't|has|had|joined|left|confirmed|replied|wrote|sent|needs|agreed)\b")
 
 
 def _script_names(text: str) -> Found:
@@ -260,7 +436,10 @@ def foreign_name_pairs(text: str) -> Found:
         if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
                 not {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP):
             line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) % (len(text) + 1)]
-            if not mostly_foreign(line):
+            # "Opsgenie Webhook" is two unknown words too: one of them must be a name the lexicon knows,
+            # or the pair must stand where a person does
+            known = name_word(first) or name_word(second) or _context(text, m.start(1), m.end(2)) > 0
+            if known and not mostly_foreign(line):
                 out.append((m.start(1), m.end(2), 0.65))
     return out
 
@@ -268,5 +447,7 @@ def foreign_name_pairs(text: str) -> Found:
 def find_names(text: str) -> Found:
     found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
     if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
-        found += _script_names(text)
+        from ._script_names import lexicon_script_names
+
+        found += _script_names(text) + lexicon_script_names(text)
     return found

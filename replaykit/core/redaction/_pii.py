@@ -35,11 +35,12 @@ BUILTIN_RECOGNIZERS: dict[str, bool] = {
 
 _STREET_SUFFIX = (
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Court|Ct|Place|Pl|Square|Sq|"
-    r"Terrace|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Row|Gardens|Mews|Circle|Cir)"
+    r"Terrace|Parkway|Pkwy|Highway|Hwy|Close|Crescent|Row|Gardens|Mews|Circle|Cir|Loop|Alley|Trail|Walk)"
 )
 _TAIL = (
+    r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
     r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|#)\.?\s*[0-9A-Za-z-]{1,6})?"
-    r"(?:,\s*[A-Z][A-Za-z.'-]+(?:\s[A-Z][A-Za-z.'-]+){0,2}){0,2}"
+    r"(?:,\s*[A-Z][a-z][A-Za-z.'-]*(?:\s[A-Z][a-z][A-Za-z.'-]*){0,2}){0,2}"
     r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|(?:[A-Z]{2}\s+)?[A-Z]\d[A-Z]\s?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}"
     r"|(?:[A-Z]{2,3}\s+)?\d{4,5}))?"
 )
@@ -70,6 +71,45 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
         0.7,
     ),
 )
+
+
+# Words of the number-first shape that are English prose, not a street's name ("5 miles down the road").
+_PROSE = r"(?!(?:on|the|to|a|an|of|in|at|by|for|and|or|down|up|this|that|my|our|your|his|her|their|along|across|off|into|onto|main)\b)"
+_ADDRESS_MORE: tuple[tuple[str, str, float], ...] = (
+    # 742 evergreen terrace: number first in lower case, with the unambiguous street words only
+    ("street_number_first_any_case",
+     r"\b\d{1,5}[a-z]?\s+(?:" + _PROSE + r"[a-z][a-z'.-]+\s+){1,3}(?:street|avenue|boulevard|terrace|road)\b", 0.6),
+    # Berliner Straße 12 / Váci utca 12 / Aleksanterinkatu 52 / Kungsgatan 44: street word, then a number
+    ("street_word_then_number",
+     r"\b[A-ZÄÖÜÅÆØ][\wäöüßåæø-]+\s(?:Straße|Strasse|Str\.|Weg|Platz|Allee|Gasse|Ring|Damm|Ufer|utca|út|tér)\s+\d{1,4}[a-z]?\b"
+     r"|\b[A-ZÄÖÜÅÆØ][a-zäöüßåæø]+(?:gata|gade|veien|vei|vägen|väg|steeg|plein|kade|singel|dreef|katu|tie|kuja)"
+     r"\s+\d{1,4}[a-z]?\b", 0.7),
+    # ul. Marszałkowska 84/92, 00-514 Warszawa / aleja Jana Pawła II 12
+    ("slavic_street",
+     r"\b(?:ul\.|ulica|al\.|aleja|pl\.|nám\.|ulice|trg|ulitsa)\s*[A-ZŁŚŻŹĆČŠŽ][\w.-]+(?:\s[A-ZŁŚŻŹĆČŠŽI][\w.-]*){0,3}"
+     r"\s+\d{1,4}[a-z]?(?:/\d{1,4})?(?:,\s*\d{2}-\d{3}\s+[A-ZŁŚŻŹĆ][\w-]+)?", 0.7),
+    # ул. Тверская, д. 7 / проспект Мира 10
+    ("cyrillic_street",
+     r"(?:ул\.|улица|пр\.|пр-т|проспект|пер\.|переулок|наб\.|набережная|бульвар|б-р|шоссе|пл\.|площадь|вул\.|вулиця)"
+     r"\s*[А-ЯЁІЇЄ0-9][\wА-Яа-яЁё-]*(?:\s[\wА-Яа-яЁё-]+){0,2},?\s*(?:д\.|дом|буд\.)?\s*\d{1,4}[а-я]?"
+     r"(?:,?\s*(?:кв\.|квартира)\s*\d{1,4})?", 0.7),
+    # Corso Buenos Aires 43 / Avda. de la Constitución 5 / Travessa do Carmo 3 (more street words, name first)
+    ("romance_name_first_more",
+     r"\b(?:Corso|Largo|Vicolo|Strada|Avda\.|Av\.|Camino|Ronda|Travessa|Travesía|Alameda|Estrada|Rambla|Calzada|"
+     r"Carretera|Chaussée|Route|Quai|Boulevard|Bd)\s+(?:(?:de|del|la|le|des|da|do|di|du|dos|das)\s+)*"
+     r"[A-ZÁÉÍÓÚ][\w'-]+(?:\s[A-Z][\w'-]+){0,3},?\s+\d{1,4}\b", 0.7),
+    # 88 rue des martyrs: after "rue", "chemin", ... the name may be in any case
+    ("romance_number_first_any_case",
+     r"\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+(?i:rue|allée|chemin|impasse|quai)\s+(?:(?:de|du|des|la|le|l'|d')\s*)*"
+     r"[\w'-]{2,}(?:\s(?!et\b|and\b)[\w'-]{2,}){0,2}(?:,\s*\d{5}\s+[\w-]+)?", 0.65),
+    # 東京都千代田区丸の内1-9-1 / 上海市黄浦区南京东路100号 / 서울특별시 강남구 테헤란로 152
+    ("japanese_address",
+     r"(?:東京都|北海道|大阪府|京都府|[\u4e00-\u9fff]{2,3}県)[\u4e00-\u9fff]{1,5}[市区町村郡][\u4e00-\u9fff\u3040-\u30ff]{0,10}?"
+     r"\d{1,4}(?:[-−－丁目番]\d{1,4}){1,3}号?", 0.7),
+    ("chinese_address", r"[\u4e00-\u9fff]{2,12}(?:路|街|大道|巷|胡同)\d{1,5}号(?:[\u4e00-\u9fff0-9]{0,8}室)?", 0.7),
+    ("korean_address", r"(?:[가-힣]+(?:시|도|구|군)\s)+[가-힣0-9]+(?:로|길|대로)\s?\d{1,4}(?:-\d{1,4})?(?![\d가-힣])", 0.7),
+)
+ADDRESS_PATTERNS = ADDRESS_PATTERNS + _ADDRESS_MORE
 
 
 # Dates of birth and identity numbers introduced by their label (Presidio's DATE_TIME is off: dates on

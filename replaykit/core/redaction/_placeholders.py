@@ -30,6 +30,9 @@ class PlaceholderMap:
     _by_value: dict[tuple[str, str], str] = field(default_factory=dict)
     _counters: dict[str, int] = field(default_factory=dict)
     originals: dict[str, str] = field(default_factory=dict)
+    #: written between the type and the number (``<PERSON_live1>``): placeholders minted for a live
+    #: request, told apart from a redacted cassette's own (``adapters/redacted_cassette.py``)
+    tag: str = ""
 
     def placeholder(self, entity: str, value: str) -> str:
         key = (entity, normalise(entity, value))
@@ -38,7 +41,7 @@ class PlaceholderMap:
             return found
         n = self._counters.get(entity, 0) + 1
         self._counters[entity] = n
-        ph = f"<{entity}_{n}>"
+        ph = f"<{entity}_{self.tag}{n}>"
         self._by_value[key] = ph
         self.originals[ph] = value
         return ph

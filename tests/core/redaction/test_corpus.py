@@ -22,7 +22,7 @@ from replaykit.testing.redaction_corpus import Score, corpus_path, load_corpus, 
 # held as a floor so that a regression fails.
 TARGETS = {"patterns": {"secrets": 0.995}, "ner": {"secrets": 0.995}}
 PII_TARGET = {"patterns": 0.92, "ner": 0.97}
-PII_MEASURED = {"patterns": 0.79, "ner": 0.86}
+PII_MEASURED = {"patterns": 0.90, "ner": 0.92}  # 614/679 and 627/679, measured 2026-12-03
 KEEP = 0.99
 CATEGORY_FLOOR = {"email": 1.0, "credit_card": 1.0, "iban": 1.0}
 
