@@ -3,7 +3,9 @@
 Server-rendered HTML and no JavaScript: filters and sorting are GET forms, live refresh is a
 ``<meta http-equiv="refresh">`` on pages that change (a run being recorded, a play in progress), so the
 Content-Security-Policy can forbid scripts outright. Every piece of trace content reaches the page
-through Jinja2's autoescaping (never ``|safe``); the views themselves come from the core
+through Jinja2's autoescaping; the only ``|safe`` fragments are the run page's health block and loop
+graph, built by ``exporters.html_report`` (which escapes every value it puts in them, the same code
+as the HTML report's). The views themselves come from the core
 (``timeline_rows``, ``step_detail``, ``diff_runs``, ``branch``), the same code as the CLI and the HTML
 report.
 """
