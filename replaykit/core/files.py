@@ -4,7 +4,6 @@ private (0600 unless the caller keeps an existing file's mode). Every export and
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from replaykit.core.errors import BadInput
@@ -18,7 +17,7 @@ def write_private(path: str | os.PathLike[str], text: str | bytes, *, mode: int 
         raise BadInput(f"directory {directory} does not exist")
     if path.is_dir():
         raise BadInput(f"{path} is a directory")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    fd, tmp = _temp_file(directory, f".{path.name}.", ".tmp")
     try:
         data = text.encode("utf-8") if isinstance(text, str) else text
         with os.fdopen(fd, "wb") as handle:
@@ -30,3 +29,18 @@ def write_private(path: str | os.PathLike[str], text: str | bytes, *, mode: int 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _temp_file(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(prefix=, suffix=, dir=)``: a new file only this user can read and write, with a
+    random name, opened without following a symlink. Not ``tempfile`` itself: it imports ``random`` and
+    ``shutil`` (and with them bz2, lzma, hashlib), a tenth of a ``replaykit export``."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(1000):
+        name = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(name, flags, 0o600), os.path.abspath(name)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in {directory}")
+

@@ -2,7 +2,7 @@
 the LangGraph module embed ``core/trace/canonical.py``, ``core/trace/deltas.py``, ``core/replay/serve.py`` and
 ``core/replay/replay_doc.py`` so they
 decide and compute exactly as the CLI does; the LangGraph module embeds ``core/replay/tool_ladder.py`` so its
-tools climb the same live-tool ladder; the standalone script embeds ``store_index``'s ``SameFiller`` so it
+tools climb the same live-tool ladder; the standalone script embeds ``same_marks``' ``SameFiller`` so it
 fills in the trace's ``same`` marks by the readers' own rule).
 
 Sources are read from the modules' files (``importlib.util.find_spec``), so an exporter does not import
@@ -96,7 +96,7 @@ def module_body(module: ModuleType | str, rename: dict[str, str] | None = None,
 def definitions(module: ModuleType | str, names: Sequence[str]) -> str:
     """The top-level definitions ``names`` of a module, verbatim, with every top-level definition and
     import they use (transitively), in source order: for a module whose other parts generated code must
-    not carry (``store_index``'s ``SameFiller``). A replaykit import among them is an error."""
+    not carry (``same_marks``' ``SameFiller``). A replaykit import among them is an error."""
     name = _name(module)
     source, tree = _parsed(name)
     by_name: dict[str, ast.stmt] = {}

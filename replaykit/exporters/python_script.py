@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 ENGINE_MODULES = ("replaykit.core.trace.canonical", "replaykit.core.trace.deltas", "replaykit.core.replay.serve",
                    "replaykit.core.replay.tool_ladder", "replaykit.core.replay.replay_doc")
 #: zlib level 1: 3x faster than the default 6 on a trace and 1.3x larger (0.57 vs 0.44 MB at N = 1000);
@@ -149,14 +149,44 @@ class TracePacker:
         return binascii.b2a_base64(b"".join(self._out), newline=False).decode("ascii")
 
 
+def is_base64(text: str, extra: bytes = b"") -> bool:
+    """Whether ``text`` holds only base64 characters (and those of ``extra``): one C pass (``translate``)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _BASE64_ALPHABET + extra)
+
+
+_LITERAL_HEAD = "TRACE_ZLIB_BASE64 = (\n"
+_LITERAL_TAIL = "\n)\n"
+
+
 def trace_literal(packed: str) -> str:
     """``TRACE_ZLIB_BASE64 = (...)``: adjacent string literals of base64 characters only."""
-    if not _BASE64.fullmatch(packed):  # belt and braces: b2a_base64 writes nothing else
+    # belt and braces: b2a_base64 writes nothing else ('=' only as the last one or two characters)
+    if not is_base64(packed) or "=" in packed.rstrip("=") or len(packed) - len(packed.rstrip("=")) > 2:
         raise BadInput("internal: the packed trace is not base64")
     lines = ["TRACE_ZLIB_BASE64 = ("]
     lines.extend(f'    "{packed[i:i + LITERAL_WIDTH]}"' for i in range(0, len(packed), LITERAL_WIDTH))
     lines.append(")")
     return "\n".join(lines) + "\n"
+
+
+def _without_literal(text: str) -> str:
+    """``text`` with the lines of its ``TRACE_ZLIB_BASE64`` literal left out, when they are what
+    ``trace_literal`` writes (each ``    "<base64>"``): such lines always compile (string literals of
+    characters that need no escape), and compiling 0.9 MB of them would cost the export more than the
+    rest of its compile check. Anything else: ``text`` as it is (then compiled whole)."""
+    start = text.rfind(_LITERAL_HEAD)
+    end = text.find(_LITERAL_TAIL, start)
+    if start < 0 or end < 0:
+        return text
+    body = text[start + len(_LITERAL_HEAD):end]
+    # Only base64 characters, spaces, quotes and line breaks; then each line must be exactly 4 spaces,
+    # a quote, base64 characters, a quote.
+    if not is_base64(body, b' "\n'):
+        return text
+    for line in body.split("\n"):
+        if not (line.startswith('    "') and line.endswith('"') and line.count('"') == 2 and line.count(" ") == 4):
+            return text
+    return text[:start + len(_LITERAL_HEAD)] + '    ""' + text[end:]
 
 
 def _ascii_json(value: Any) -> bytes:
@@ -310,10 +340,10 @@ def template_body() -> str:
 def engine_source() -> str:
     """``replaykit.core.trace.canonical`` and ``deltas``, ``replaykit.core.replay.serve``, ``tool_ladder`` and
     ``replay_doc`` without docstrings and ``__future__`` imports (and without their imports of each other),
-    then ``store_index``'s ``SameFiller``. That they define no name twice, and the script body none of
+    then ``same_marks``' ``SameFiller``. That they define no name twice, and the script body none of
     theirs, is a test (tests/exporters/test_python_script.py): all are fixed for a replaykit version."""
     return "\n\n".join([*embedded_modules(ENGINE_MODULES, check_names=False),
-                        definitions("replaykit.core.trace.store_index", ["SameFiller"])])
+                        definitions("replaykit.core.trace.same_marks", ["SameFiller"])])
 
 
 def _docstring(header: dict[str, Any], facts: RunFacts) -> str:
@@ -393,7 +423,7 @@ def compile_check(text: str, filename: str) -> None:
             or text[head:code] != _fixed_code():
         compile(text, filename, "exec", dont_inherit=True)  # not the shape render_source writes: all of it
         return
-    compile(text[:head] + text[code:], filename, "exec", dont_inherit=True)
+    compile(_without_literal(text[:head] + text[code:]), filename, "exec", dont_inherit=True)
 
 
 @lru_cache(maxsize=1)

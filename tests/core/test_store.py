@@ -164,3 +164,41 @@ def test_file_mode_of_run_files_ignores_umask(tmp_path: Path) -> None:
         assert stat.S_IMODE(store.path_for("m").stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+def test_store_records_behave_as_the_dataclasses_they_were() -> None:
+    """``RunSummary`` (frozen) and ``ReadReport`` are plain classes now (``replaykit export`` does not import
+    dataclasses): equality and repr by field, a summary hashable and immutable, a report mutable."""
+    from replaykit.core.trace.store_index import RunSummary
+
+    fields = {"run_id": "r", "path": Path("r.jsonl"), "created_at": "2026", "framework": "hermes", "model": None,
+              "title": None, "parent_run_id": None, "relation": None, "size_bytes": 3}
+    a, b = RunSummary(**fields), RunSummary(**fields, tags=("x",))
+    assert a == RunSummary(**fields) and a != b and hash(a) == hash(RunSummary(**fields)) and a.tags == ()
+    assert repr(a).startswith("RunSummary(run_id='r', path=") and {a, RunSummary(**fields)} == {a}
+    with pytest.raises(AttributeError):
+        a.run_id = "other"  # type: ignore[misc]
+    report = ReadReport(Path("p"))
+    report.torn(3, b"abc")
+    assert report.torn_tail and report.torn_tail_bytes == 3 and len(report.warnings) == 1
+    assert report != ReadReport(Path("p")) and ReadReport(Path("p")) == ReadReport(Path("p"))
+    assert ReadReport(Path("p")).warnings is not ReadReport(Path("p")).warnings
+    with pytest.raises(TypeError):
+        hash(report)
+
+
+def test_dumps_compact_is_the_compact_encoder() -> None:
+    """``dumps_compact`` calls json's C encoder directly: the same text, and the same errors."""
+    from replaykit.core.trace.canonical import _COMPACT_ENCODER, dumps_compact
+
+    for value in ({"a": 1, "b": [1.5, None, True, "x\u2028\ud800"]}, 'q"', 1, 0.1, float("nan"), [], {},
+                  {1: 2, None: 3, 2.5: 4, False: 5}):
+        assert dumps_compact(value) == _COMPACT_ENCODER.encode(value)
+    loop: list = []
+    loop.append(loop)
+    for bad in ({"a": object()}, {(1, 2): 3}, loop):
+        with pytest.raises((TypeError, ValueError)) as expected:
+            _COMPACT_ENCODER.encode(bad)
+        with pytest.raises(expected.type, match=str(expected.value).split("(")[0]):
+            dumps_compact(bad)
+    assert dumps_compact({"a": [1]}) == '{"a":[1]}'  # after an error: no stale circular-reference memo

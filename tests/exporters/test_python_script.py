@@ -269,3 +269,65 @@ def test_compile_check_compiles_what_depends_on_the_run_and_all_of_anything_else
     for broken in (broken_metadata, broken_code, broken_docstring):
         with pytest.raises(SyntaxError):
             ps.compile_check(broken, "run.py")
+
+
+# ------------------------------------------------------------------------------- speed paths, same results
+
+
+def test_plain_replay_options_are_argparse_defaults() -> None:
+    """``python run.py`` with no argument skips argparse: the options are exactly the parser's defaults."""
+    import argparse
+
+    namespace = _script_namespace()
+    parser = argparse.ArgumentParser()
+    for flag, keywords in namespace["OPTIONS"]:
+        parser.add_argument(flag, **keywords)
+    assert vars(namespace["parse_args"]([])) == vars(parser.parse_args([]))
+    assert vars(namespace["parse_args"](["--quiet"])) == {**vars(parser.parse_args([])), "quiet": True}
+
+
+def test_output_pieces_are_the_readable_document() -> None:
+    """The document is written in pieces through one C encoder: the text of one ``json.dumps`` per top-level
+    field, step and message, laid out one per line (as before), in either escaping."""
+    namespace = _script_namespace()
+    odd = {"a": [1, 2.5, float("nan"), None, True, "x\u2028\"\\\ud800", {"k": object}]}
+    document = {"steps": [{"step": i, "t": i / 3, "s": "…" * i} for i in range(150)], "empty": [],
+                "nested": odd, "messages": [odd] * 70, "n": 1.0, "none": None}
+    for ascii_only in (False, True):
+        dump = json.JSONEncoder(ensure_ascii=ascii_only, default=str).encode
+        fields = []
+        for key, value in document.items():
+            if isinstance(value, list) and value:
+                fields.append(f"  {dump(key)}: [\n    " + ",\n    ".join(map(dump, value)) + "\n  ]")
+            else:
+                fields.append(f"  {dump(key)}: {dump(value)}")
+        expected = "{\n" + ",\n".join(fields) + "\n}"
+        assert "".join(namespace["readable_json"](document, ascii_only=ascii_only)) == expected
+        assert namespace["json_encoder"](ascii_only)(odd) == dump(odd)
+    assert namespace["readable_json"]({}, ascii_only=False) == ["{}"]
+    assert namespace["readable_json"]([1, "a"], ascii_only=False) == ['[1, "a"]']
+
+
+def test_compile_check_compiles_a_literal_it_did_not_write() -> None:
+    """The check leaves out the packed trace's lines only when they are exactly what ``trace_literal``
+    writes (base64 between quotes): any other text there is compiled."""
+    from replaykit.exporters import python_script as ps
+
+    source = ps.render(make_run(1))
+    ps.compile_check(source, "run.py")
+    opening = 'TRACE_ZLIB_BASE64 = (\n    "'
+    assert source.count(opening) == 1
+    for bad in ('")\nimport os\nx = ("', 'a"b', "\\", " ", "\u00e9"):
+        broken = source.replace(opening, opening + bad, 1)
+        assert ps._without_literal(broken) == broken
+    for bad in ('a"b', '"'):
+        with pytest.raises(SyntaxError):
+            ps.compile_check(source.replace(opening, opening + bad, 1), "run.py")
+    assert ps.is_base64("QUJD+/==") and not ps.is_base64('QUJD"') and not ps.is_base64("\u00e9")
+
+
+def _script_namespace() -> dict:
+    from replaykit.exporters import python_script as ps
+    from tests.exporters.script_support import load_script
+
+    return load_script(ps.render(make_run(1)))

@@ -41,6 +41,31 @@ _CANONICAL_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ens
 _COMPACT_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
+def _one_shot(encoder: json.JSONEncoder) -> Any:
+    """``encoder.encode`` without its per-call set-up (a closure, an encoder object configured from the
+    attributes): json's C encoder made with the same arguments ``JSONEncoder.iterencode`` gives it, a
+    fresh circular-reference memo per call as there. ``encoder.encode`` itself where json has no C
+    encoder (or the encoder is indented)."""
+    from json import encoder as module
+
+    make = getattr(module, "c_make_encoder", None)
+    escape = module.encode_basestring_ascii if encoder.ensure_ascii else module.encode_basestring
+    if make is None or encoder.indent is not None:
+        return encoder.encode
+    args = (encoder.default, escape, None, encoder.key_separator, encoder.item_separator, encoder.sort_keys,
+            encoder.skipkeys, encoder.allow_nan)
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):
+            return escape(value)  # type: ignore[no-any-return]
+        return "".join(make({} if encoder.check_circular else None, *args)(value, 0))
+
+    return encode
+
+
+_COMPACT = _one_shot(_COMPACT_ENCODER)
+
+
 def _normalize(value: Any) -> Any:
     if isinstance(value, str):
         return unicodedata.normalize("NFC", value)
@@ -76,7 +101,7 @@ def canonical_hash(value: Any) -> str:
 
 def dumps_compact(value: Any) -> str:
     """Compact JSON in insertion order (how OpenAI clients serialize tool arguments)."""
-    return _COMPACT_ENCODER.encode(value)
+    return _COMPACT(value)  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------------------- volatility

@@ -7,101 +7,27 @@ file's first line, so listing a store costs the same whatever the runs' lengths.
 
 from __future__ import annotations
 
-import copy
-import gzip
 import json
 import os
 import re
 import stat
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from replaykit.core.errors import InvalidRunId, RunNotFound, TraceError, UnknownSchemaVersion
 
+# The ``same`` marks' rule lives in its own small module (generated code embeds it); re-exported here.
+from replaykit.core.trace.same_marks import SAME_CORR_KEYS as SAME_CORR_KEYS
+from replaykit.core.trace.same_marks import SAME_REQUEST_KEYS as SAME_REQUEST_KEYS
+from replaykit.core.trace.same_marks import SameFiller as SameFiller
+from replaykit.core.trace.same_marks import json_copy as json_copy
+
 SCHEMA_NAME = "replaykit.trace"
 SCHEMA_VERSION = 2
 #: Every schema version this build can read (older ones are migrated on load).
 READABLE_SCHEMA_VERSIONS = frozenset({1, 2})
-
-#: Schema 2 ``same`` marks (``Correlation.same``, ``LLMRequest.same``): with one, each of these keys whose
-#: value is empty (absent, null, ``{}``) is the previous correlation's / request's in file order.
-SAME_CORR_KEYS = ("session_id", "task_id", "turn_id", "api_request_id")
-SAME_REQUEST_KEYS = ("model", "tools_ref", "params", "provider_details")
-
-
-class SameFiller:
-    """Fills in what the ``same``-marked correlations and requests of a run leave out, event by event in
-    file order: the one rule, for typed events (``core/trace/reader.iter_trace``, ``raw=False``) and for the JSON
-    dicts of raw lines (``core/inspect_view``, ``raw=True``). The mark is cleared once filled in."""
-
-    __slots__ = ("_corr", "_get", "_put", "_raw", "_request")
-
-    def __init__(self, *, raw: bool) -> None:
-        self._raw = raw
-        self._get: Any = dict.get if raw else getattr
-        self._put: Any = dict.__setitem__ if raw else setattr
-        self._corr: Any = None
-        self._request: Any = None
-
-    def __call__(self, event: Any) -> None:
-        get = self._get
-        corr = get(event, "corr", None)
-        if corr is not None:
-            self._fill(corr, self._corr, SAME_CORR_KEYS)
-            self._corr = corr
-        if get(event, "kind", None) in ("llm_call", "error"):
-            request = get(event, "request", None)
-            if request is not None:
-                self._fill(request, self._request, SAME_REQUEST_KEYS)
-                self._request = request
-
-    def state(self) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """What the next event would be filled in from, small (the ``same`` keys of the previous correlation
-        and request, not the request's messages): a raw reader that starts in the middle of the file
-        (``core/analysis/run_index.py``) restores it with ``restore`` and fills in exactly as a reader from
-        the start would."""
-        assert self._raw, "raw readers only"
-        return (_subset(self._corr, SAME_CORR_KEYS), _subset(self._request, SAME_REQUEST_KEYS))
-
-    def restore(self, state: tuple[dict[str, Any] | None, dict[str, Any] | None]) -> None:
-        assert self._raw, "raw readers only"
-        self._corr, self._request = state
-
-    def _fill(self, item: Any, previous: Any, keys: tuple[str, ...]) -> None:
-        get, put = self._get, self._put
-        if not get(item, "same", None):
-            return
-        if previous is not None:
-            for key in keys:
-                if not get(item, key, None):
-                    value = get(previous, key, None)
-                    if value:  # its own copy, as every other loaded event has
-                        put(item, key, json_copy(value) if isinstance(value, dict) else value)
-        if self._raw:
-            del item["same"]
-        else:
-            put(item, "same", None)
-
-
-def _subset(item: dict[str, Any] | None, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    return None if item is None else {key: item[key] for key in keys if item.get(key)}
-
-
-def json_copy(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, str, numbers, None), several times faster than
-    ``copy.deepcopy`` (no memo: JSON data has no shared or cyclic parts); anything else is deep-copied."""
-    kind = type(value)
-    if kind is dict:
-        return {key: json_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [json_copy(item) for item in value]
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    return copy.deepcopy(value)
-
 
 RUN_ID_RE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 TRACE_SUFFIX = ".jsonl"
@@ -165,8 +91,28 @@ def resolve_ref(root: Path, ref: str) -> Path:
 DERIVED_RELATIONS: dict[str, str] = {"branch": "branches", "play": "plays", "replay": "plays"}
 
 
-@dataclass(frozen=True)
-class RunSummary:
+class _Record:
+    """What the two records below need of a dataclass: equality and repr by field (``_FIELDS``). Plain
+    classes: ``dataclasses`` imports ``inspect``, and the two cost ``replaykit export`` (which reads a
+    trace through this module) more than the rest of its imports together."""
+
+    _FIELDS: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self._FIELDS)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{self.__class__.__qualname__}({shown})"
+
+
+class RunSummary(_Record):
+    """One run of a store, from its file's first line (immutable, hashable: as a frozen dataclass)."""
+
+    _FIELDS = ("run_id", "path", "created_at", "framework", "model", "title", "parent_run_id", "relation",
+               "size_bytes", "tags")
     run_id: str
     path: Path
     created_at: str
@@ -176,7 +122,23 @@ class RunSummary:
     parent_run_id: str | None
     relation: str | None
     size_bytes: int
-    tags: tuple[str, ...] = ()  # (not in ``to_json``: the ``runs --json`` rows keep their shape)
+    tags: tuple[str, ...]  # (not in ``to_json``: the ``runs --json`` rows keep their shape)
+
+    def __init__(self, run_id: str, path: Path, created_at: str, framework: str, model: str | None,
+                 title: str | None, parent_run_id: str | None, relation: str | None, size_bytes: int,
+                 tags: tuple[str, ...] = ()) -> None:
+        self.__dict__.update(run_id=run_id, path=path, created_at=created_at, framework=framework, model=model,
+                             title=title, parent_run_id=parent_run_id, relation=relation, size_bytes=size_bytes,
+                             tags=tags)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name in self._FIELDS))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -263,14 +225,18 @@ def iter_summaries(root: Path) -> Iterator[RunSummary]:
 # torn last line is and words every error about the file itself.
 
 
-@dataclass
-class ReadReport:
+class ReadReport(_Record):
     """What the tolerant reader had to skip."""
 
-    path: Path
-    torn_tail: bool = False
-    torn_tail_bytes: int = 0
-    warnings: list[str] = field(default_factory=list)
+    _FIELDS = ("path", "torn_tail", "torn_tail_bytes", "warnings")
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __init__(self, path: Path, torn_tail: bool = False, torn_tail_bytes: int = 0,
+                 warnings: list[str] | None = None) -> None:
+        self.path = path
+        self.torn_tail = torn_tail
+        self.torn_tail_bytes = torn_tail_bytes
+        self.warnings: list[str] = [] if warnings is None else warnings
 
     def torn(self, lineno: int, line: bytes) -> None:
         self.torn_tail = True
@@ -290,6 +256,8 @@ class CompactedTrace:
     a damaged stream is a ``ValueError`` here, worded as a ``TraceError`` by ``open_trace``'s callers."""
 
     def __init__(self, raw: IO[bytes]) -> None:
+        import gzip  # here: only a compacted run needs it
+
         self._raw = raw
         self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
 

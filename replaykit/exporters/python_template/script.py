@@ -18,7 +18,6 @@ earlier versions, found with ``ast``, never by importing or executing it).
 from __future__ import annotations
 
 # --- script body ---
-import argparse
 import binascii
 import gc
 import json
@@ -26,14 +25,17 @@ import os
 import sys
 import time
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 # <template-only>
 from replaykit.core.replay.replay_doc import RangeError, build_replay_document, step_summary
 from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
 from replaykit.core.trace.canonical import arguments_key, parsed_arguments
 from replaykit.core.trace.deltas import resolve_delta_chain
-from replaykit.core.trace.store_index import SameFiller
+from replaykit.core.trace.same_marks import SameFiller
 
 RUN_ID: str | None = None
 # </template-only>
@@ -42,7 +44,7 @@ RUN_ID: str | None = None
 # replaykit.core.trace.canonical and deltas, replaykit.core.replay.serve and replay_doc, verbatim: the request
 # fingerprint, the delta resolver, the serve decision and the pure function behind `replaykit replay --json`.
 # build_replay_document() walks the events in recorded order and serves every step from the record.
-# Then replaykit.core.trace.store_index's SameFiller, verbatim: how every reader fills in what a trace line
+# Then replaykit.core.trace.same_marks' SameFiller, verbatim: how every reader fills in what a trace line
 # marked "same" leaves out (the ids and request fields equal to the previous event's).
 # @@ENGINE@@
 
@@ -84,7 +86,7 @@ def decode_trace(packed: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     except (ValueError, zlib.error) as exc:  # binascii.Error is a ValueError
         raise ScriptError(f"embedded trace is damaged: {one_line(exc)}") from exc
     header, events = decode_trace_json(text)
-    fill = SameFiller(raw=True)
+    fill = SameFiller(raw=True, share=True)  # the script never changes a recorded event in place
     for event in events:
         fill(event)
     return header, events
@@ -306,6 +308,7 @@ def play_steps(document: dict[str, Any], *, timed: bool, quiet: bool) -> None:
     begin = steps[0]["t_original"] if steps and document["range"]["from"] > 0 else 0.0
     started = time.perf_counter()
     deltas = []
+    lines: list[str] = []  # without --timed, the progress lines go out at once (one write, not one per step)
     for row in steps:
         if timed:
             target = row["t_original"] - begin
@@ -315,8 +318,16 @@ def play_steps(document: dict[str, Any], *, timed: bool, quiet: bool) -> None:
             row["t_replay"] = round(time.perf_counter() - started, 6)
             row["delta"] = round(row["t_replay"] - target, 6)
             deltas.append(abs(row["delta"]))
+        if quiet:
+            continue
         mark = " INVALIDATED" if row.get("invalidated") else ""
-        progress(f"step {row['step']:>4} {row['kind']:<4} {row['provenance']:<8} {row['summary']}{mark}", quiet)
+        line = f"step {row['step']:>4} {row['kind']:<4} {row['provenance']:<8} {row['summary']}{mark}"
+        if timed:
+            progress(line, quiet)
+        else:
+            lines.append(line)
+    if lines:
+        progress("\n".join(lines), quiet)
     if timed:
         by_step = {row["step"]: row for row in steps}
         for entry in document["timing"]:
@@ -761,54 +772,107 @@ def write_html(path: str, document: dict[str, Any]) -> None:
 def emit(document: Any) -> None:
     """Exactly one JSON document on stdout (UTF-8; \\u-escaped only if the text holds lone surrogates)."""
     try:
-        data = readable_json(document, ascii_only=False).encode("utf-8")
+        pieces = [piece.encode("utf-8") for piece in readable_json(document, ascii_only=False)]
     except UnicodeEncodeError:
-        data = readable_json(document, ascii_only=True).encode("ascii")
-    sys.stdout.buffer.write(data + b"\n")
+        pieces = [piece.encode("ascii") for piece in readable_json(document, ascii_only=True)]
+    pieces.append(b"\n")
+    # Written piece by piece: one 2.6 MB string of the whole document, copied into bytes and again into a
+    # larger buffer, cost a long replay more in fresh memory (page faults) than the encoding itself.
+    sys.stdout.buffer.writelines(pieces)
     sys.stdout.flush()
 
 
-def readable_json(document: Any, *, ascii_only: bool) -> str:
-    """The document with one top-level field per line and one list item (a step, a message) per line.
-    Each piece goes through json's C encoder: ``indent=`` would switch json to its pure-Python encoder,
-    which took most of a 1000-step replay's time."""
-
-    # One encoder for every piece: json.dumps() would build a new one per call (a third of the time here).
-    dump = json.JSONEncoder(ensure_ascii=ascii_only, default=str).encode
-
+def readable_json(document: Any, *, ascii_only: bool) -> list[str]:
+    """The document as text pieces, with one top-level field per line and one list item (a step, a
+    message) per line. Each piece goes through json's C encoder: ``indent=`` would switch json to its
+    pure-Python encoder, which took most of a 1000-step replay's time."""
+    dump = json_encoder(ascii_only)
     if not isinstance(document, dict):
-        return dump(document)
-    fields = []
-    for key, value in document.items():
+        return [dump(document)]
+    if not document:
+        return ["{}"]
+    out = ["{\n"]
+    for index, (key, value) in enumerate(document.items()):
+        out.append(f",\n  {dump(key)}: " if index else f"  {dump(key)}: ")
         if isinstance(value, list) and value:
-            fields.append(f"  {dump(key)}: [\n    " + ",\n    ".join(map(dump, value)) + "\n  ]")
+            # in pieces of at most 64 items: never one multi-megabyte string for a long list
+            items = list(map(dump, value))
+            out.append("[\n    ")
+            out.extend(",\n    ".join(items[i:i + 64]) if i == 0 else ",\n    " + ",\n    ".join(items[i:i + 64])
+                       for i in range(0, len(items), 64))
+            out.append("\n  ]")
         else:
-            fields.append(f"  {dump(key)}: {dump(value)}")
-    return "{\n" + ",\n".join(fields) + "\n}" if fields else "{}"
+            out.append(dump(value))
+    out.append("\n}")
+    return out
+
+
+def json_encoder(ascii_only: bool) -> Any:
+    """``value -> JSON text`` with json's defaults (separators, NaN as ``NaN``, ``default=str``): json's C
+    encoder made once, called per value (``JSONEncoder.encode`` makes a new one on every call: a third of
+    the time of a long replay's output), or ``JSONEncoder.encode`` where that is not available."""
+    plain = json.JSONEncoder(ensure_ascii=ascii_only, default=str).encode
+    from json import encoder as json_encoder_module
+
+    make = getattr(json_encoder_module, "c_make_encoder", None)
+    escape = getattr(json_encoder_module, "c_encode_basestring_ascii" if ascii_only else "c_encode_basestring", None)
+    if make is None or escape is None:
+        return plain
+    try:
+        encode = make({}, str, escape, None, ": ", ", ", False, False, True)
+
+        def fast(value: Any) -> str:
+            if isinstance(value, str):
+                return escape(value)
+            return "".join(encode(value, 0))
+
+        probe = {"a": [1, 2.5, None, True, "x\u2028\"\\\ud800"], "b": {"c": float("nan")}, "d": object}
+        if fast(probe) == plain(probe):
+            return fast
+    except Exception:  # noqa: S110 - a json module of another shape: the public encoder below
+        pass
+    return plain
+
+
+#: The script's options: (flag, argparse keywords). Defaults are argparse's (None; False for a switch).
+OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--from", {"dest": "start", "type": int, "metavar": "N", "help": "first step (earlier ones stay as context)"}),
+    ("--to", {"dest": "stop", "type": int, "metavar": "N", "help": "last step (inclusive)"}),
+    ("--stop-at", {"type": int, "metavar": "N", "help": "stop before step N and show what it would do"}),
+    ("--timed", {"action": "store_true", "help": "wait to the original timeline; report the deltas"}),
+    ("--edit", {"nargs": 2, "metavar": ("N", "JSON"),
+                "help": 'change step N: {"args": ...}, {"result": ...} or {"response": "text"}'}),
+    ("--live", {"action": "store_true", "help": "call a real OpenAI-compatible endpoint from the cut"}),
+    ("--base-url", {"metavar": "URL", "help": "--live: endpoint, e.g. http://127.0.0.1:8000/v1"}),
+    ("--model", {"metavar": "NAME", "help": "--live: model name"}),
+    ("--api-key-env", {"metavar": "VAR", "help": "--live: environment variable holding the API key"}),
+    ("--allow-destructive", {"action": "store_true", "help": "--live: let runnable tools change state"}),
+    ("--timeout", {"type": float, "default": 60.0, "help": "--live: seconds per HTTP request"}),
+    ("--max-attempts", {"type": int, "default": 5, "help": "--live: attempts per model call"}),
+    ("--backoff", {"type": float, "default": 0.5, "help": "--live: first retry delay in seconds"}),
+    ("--max-turns", {"type": int, "default": 50, "help": "--live: at most this many model calls"}),
+    ("--diff", {"metavar": "OTHER.py", "help": "compare with another exported script; exit 1 if differ"}),
+    ("--html", {"metavar": "PATH", "help": "also write a self-contained HTML report"}),
+    ("--dump-trace", {"action": "store_true", "help": "print the embedded trace (header + events)"}),
+    ("--quiet", {"action": "store_true", "help": "no progress on stderr"}),
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:  # the plain replay: OPTIONS' defaults, without argparse (importing it and building the
+        # parser cost a tenth of a long replay)
+        from types import SimpleNamespace
+
+        return SimpleNamespace(**{kw.get("dest", flag[2:].replace("-", "_")):  # type: ignore[return-value]
+                                  kw.get("default", False if kw.get("action") == "store_true" else None)
+                                  for flag, kw in OPTIONS})
+    import argparse
+
     parser = argparse.ArgumentParser(description=f"Replay the recorded run {RUN_ID} (stdlib only).")
-    parser.add_argument("--from", dest="start", type=int, metavar="N", help="first step (earlier ones stay as context)")
-    parser.add_argument("--to", dest="stop", type=int, metavar="N", help="last step (inclusive)")
-    parser.add_argument("--stop-at", type=int, metavar="N", help="stop before step N and show what it would do")
-    parser.add_argument("--timed", action="store_true", help="wait to the original timeline; report the deltas")
-    parser.add_argument("--edit", nargs=2, metavar=("N", "JSON"),
-                        help='change step N: {"args": ...}, {"result": ...} or {"response": "text"}')
-    parser.add_argument("--live", action="store_true", help="call a real OpenAI-compatible endpoint from the cut")
-    parser.add_argument("--base-url", metavar="URL", help="--live: endpoint, e.g. http://127.0.0.1:8000/v1")
-    parser.add_argument("--model", metavar="NAME", help="--live: model name")
-    parser.add_argument("--api-key-env", metavar="VAR", help="--live: environment variable holding the API key")
-    parser.add_argument("--allow-destructive", action="store_true", help="--live: let runnable tools change state")
-    parser.add_argument("--timeout", type=float, default=60.0, help="--live: seconds per HTTP request")
-    parser.add_argument("--max-attempts", type=int, default=5, help="--live: attempts per model call")
-    parser.add_argument("--backoff", type=float, default=0.5, help="--live: first retry delay in seconds")
-    parser.add_argument("--max-turns", type=int, default=50, help="--live: at most this many model calls")
-    parser.add_argument("--diff", metavar="OTHER.py", help="compare with another exported script; exit 1 if differ")
-    parser.add_argument("--html", metavar="PATH", help="also write a self-contained HTML report")
-    parser.add_argument("--dump-trace", action="store_true", help="print the embedded trace (header + events)")
-    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    return parser.parse_args(argv)
+    for flag, keywords in OPTIONS:
+        parser.add_argument(flag, **keywords)
+    return parser.parse_args(args)
 
 
 def main(argv: list[str] | None = None) -> int:
