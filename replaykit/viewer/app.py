@@ -64,7 +64,7 @@ class Viewer:
         if self._last_play:
             return dict(self._last_play)
         candidates = [run.header] if run.header.lineage is not None and run.header.lineage.relation == "play" else []
-        children = self.catalog.entries() if descendants is None else descendants
+        children = self.catalog.descendants(run.run_id) if descendants is None else descendants
         newest = sorted((r for r in children if r.parent_run_id == run.run_id and r.relation == "play"),
                         key=lambda r: r.created_at, reverse=True)
         for row in newest[:1]:
@@ -251,7 +251,7 @@ def build_app(viewer: Viewer) -> Any:
 
         recording = (run.status == "incomplete" and time.time() - run.mtime < 60.0
                      and (run.header.lineage is None or run.header.lineage.relation != "branch"))
-        descendants = [r for r in viewer.catalog.entries() if r.parent_run_id == run.run_id]
+        descendants = viewer.catalog.descendants(run.run_id)
         return page(request, "run.html", title=f"run {run.run_id}", run=run, rows=rows, children=children,
                     lineage=run.header.lineage, recording=recording, provenances=PROVENANCES,
                     descendants=descendants, summary=run_summary(run),

@@ -79,3 +79,31 @@ def test_fingerprint_of_media_and_opaque_parts() -> None:
     base = fingerprint(request("file:///chart.png"))
     assert fingerprint([m.model_dump(exclude_none=True) for m in request("file:///chart.png")]) == base
     assert fingerprint(request("file:///other.png")) != base
+
+
+_atoms = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
+                   st.sampled_from(["NaN", "-0.0", "true", "é", "e\u0301", 'x"y', "Infinity"]), st.text(max_size=6))
+_keys = st.one_of(st.text(max_size=4), st.sampled_from(["é", "e\u0301", "true", "NaN"]), st.integers(),
+                  st.booleans(), st.none())
+_values = st.recursive(_atoms, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+                       max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_values)
+def test_the_as_is_shortcut_gives_the_exact_canonical_text(value: object) -> None:
+    # canonical_json answers with one C-level encode when the value is already canonical; it must agree
+    # with the exact path (normalise, then encode) on every value, or raise what the exact path raises.
+    from replaykit.core.trace import canonical
+
+    def exact(v: object) -> object:
+        try:
+            return canonical._CANONICAL_ENCODER.encode(canonical._normalize(v))
+        except Exception as exc:  # compared by type
+            return type(exc)
+
+    try:
+        got: object = canonical_json(value)
+    except Exception as exc:
+        got = type(exc)
+    assert got == exact(value)

@@ -71,6 +71,21 @@ def test_catalog_nests_lineage_filters_and_sorts(store: RunStore) -> None:
     assert [r.health for r in roots] == sorted(r.health for r in roots)
 
 
+def test_descendants_reuse_the_listing_until_a_run_appears(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = Catalog(store)
+    catalog.entries()  # what the runs list does first
+    listings = []
+    real = Catalog.entries
+    monkeypatch.setattr(Catalog, "entries", lambda self: listings.append(1) or real(self))
+    assert catalog.descendants("tuesday") == [] and listings == []  # the last listing, no stat of every run
+    time.sleep(0.02)  # a directory's modification time moves by clock ticks
+    branch(store, store.load("tuesday"), 4, result="ok", run_id="tuesday-fix")
+    assert [r.run_id for r in catalog.descendants("tuesday")] == ["tuesday-fix"] and listings == [1]
+    assert [r.run_id for r in catalog.descendants("tuesday")] == ["tuesday-fix"] and listings == [1]
+    monkeypatch.setattr("replaykit.viewer.catalog.LINEAGE_MAX_AGE", 0.0)  # an old listing is not trusted
+    assert [r.run_id for r in catalog.descendants("tuesday")] == ["tuesday-fix"] and listings == [1, 1]
+
+
 def test_catalog_marks_a_run_being_recorded(store: RunStore) -> None:
     from replaykit.core.trace.ir import Message, RunHeader, TextPart
     from replaykit.core.trace.recorder import Recorder

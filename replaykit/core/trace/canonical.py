@@ -86,8 +86,45 @@ def _normalize(value: Any) -> Any:
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
+def _reusable_encoder() -> Any:
+    """``_CANONICAL_ENCODER.encode`` without its per-call set-up: ``JSONEncoder.encode`` builds a new C
+    encoder on every call, which costs more than encoding a small argument dict. Without circular-reference
+    markers the C encoder can be kept (a circular value raises RecursionError; the exact path then runs).
+    Falls back to ``encode`` where the C encoder is absent or its signature differs."""
+    try:
+        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+
+        if c_make_encoder is None:
+            raise ImportError("no C encoder")
+        encoder = c_make_encoder(None, _CANONICAL_ENCODER.default, encode_basestring, None, ":", ",", True,
+                                 False, True)
+        if "".join(encoder({"b": [1.5, None], "a": "\u00e9"}, 0)) != '{"a":"\u00e9","b":[1.5,null]}':
+            raise ValueError("unexpected output")
+    except Exception:
+        return _CANONICAL_ENCODER.encode
+    return lambda value: "".join(encoder(value, 0))
+
+
+_encode_as_is = _reusable_encoder()
+
+# Spellings the plain encoder writes where ``_normalize`` would change the value: non-finite and
+# negative-zero floats; bool/None keys (``str(True)`` is ``True``, the encoder's key is ``true``); and keys
+# that may have been numbers (the encoder sorts int keys as numbers, ``_normalize`` as strings). Inside a
+# JSON string a quote is escaped, so ``{"`` / ``,"`` only ever start a key or a string list item.
+_NOT_CANONICAL_AS_IS = re.compile(r'NaN|Infinity|-0\.0|"(?:true|false|null)":|[{,]"[-0-9]')
+
+
 def canonical_json(value: Any) -> str:
     """The canonical JSON text of ``value`` (see module docstring)."""
+    # Most values (tool arguments parsed from JSON) are already canonical: ASCII text is its own NFC form,
+    # so one C-level encode is the answer unless the text holds a spelling ``_normalize`` would change.
+    # Anything doubtful (a substring match inside a string value included) takes the exact path.
+    try:
+        text = _encode_as_is(value)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is not None and text.isascii() and _NOT_CANONICAL_AS_IS.search(text) is None:
+        return text
     return _CANONICAL_ENCODER.encode(_normalize(value))
 
 
