@@ -86,26 +86,7 @@ def _normalize(value: Any) -> Any:
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
-def _reusable_encoder() -> Any:
-    """``_CANONICAL_ENCODER.encode`` without its per-call set-up: ``JSONEncoder.encode`` builds a new C
-    encoder on every call, which costs more than encoding a small argument dict. Without circular-reference
-    markers the C encoder can be kept (a circular value raises RecursionError; the exact path then runs).
-    Falls back to ``encode`` where the C encoder is absent or its signature differs."""
-    try:
-        from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-
-        if c_make_encoder is None:
-            raise ImportError("no C encoder")
-        encoder = c_make_encoder(None, _CANONICAL_ENCODER.default, encode_basestring, None, ":", ",", True,
-                                 False, True)
-        if "".join(encoder({"b": [1.5, None], "a": "\u00e9"}, 0)) != '{"a":"\u00e9","b":[1.5,null]}':
-            raise ValueError("unexpected output")
-    except Exception:
-        return _CANONICAL_ENCODER.encode
-    return lambda value: "".join(encoder(value, 0))
-
-
-_encode_as_is = _reusable_encoder()
+_encode_as_is = _one_shot(_CANONICAL_ENCODER)  # canonical_json's first try (see there)
 
 # Spellings the plain encoder writes where ``_normalize`` would change the value: non-finite and
 # negative-zero floats; bool/None keys (``str(True)`` is ``True``, the encoder's key is ``true``); and keys
