@@ -25,8 +25,10 @@ GROUPS = {"secret": "secrets", "hard_negative": "hard negatives"}  # every other
 
 #: the parts of the corpus: ``legacy`` is the hand-written corpus.jsonl of issue 18; ``tuning`` and
 #: ``heldout`` are written by build_split.py from disjoint templates and value lists, and the held-out
-#: part is never used while a detector is changed (its figure measures generalisation)
-PARTS = ("legacy", "tuning", "heldout")
+#: part is never used while a detector is changed (its figure measures generalisation); ``dev``, from
+#: templates and values of its own again, is the part a later round checks its changes on before the
+#: held-out part is measured
+PARTS = ("legacy", "tuning", "heldout", "dev")
 
 
 def corpus_path(part: str = "legacy") -> Path:

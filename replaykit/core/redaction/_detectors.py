@@ -133,7 +133,8 @@ def emails(text: str) -> Found:
 
 # ------------------------------------------------------------------------------------- identity numbers
 
-_SSN_CUE = re.compile(r"(?i:\bssn\b|social\s+security(?:\s+(?:number|no\.?|#))?|\bsocial\s+sec\b)")
+_SSN_CUE = re.compile(r"(?i:\bssn\b|social\s+security(?:\s+(?:number|no\.?|#))?|\bsocial\s+sec\b|\bsocial\s*[:#]"
+                      r"|\btax(?:payer)?\s+id(?:entification)?(?:\s+number)?\b|\bi?tin\b)")
 _SSN = re.compile(r"(?<![\w-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\w-])")
 # Spanish DNI/NIE (checksum letter), Brazilian CPF (two check digits), UK National Insurance numbers
 _DNI = re.compile(r"(?<![\w-])([XYZ]?)(\d{7,8})-?([A-Z])(?![\w-])")
@@ -228,11 +229,17 @@ def phones(text: str) -> Found:
 _SECRET_CONTEXT = re.compile(
     r"(?i:secret|token|passw(?:or)?d|passphrase|credential|api[\s_-]?key|access[\s_-]?key|hmac|signing|"
     r"encryption\s+key|private|auth|session|login\s+with|clé|schlüssel|contraseña|senha|токен|ключ|пароль|"
-    r"密钥|密码|秘密|トークン|パスワード|비밀번호|كلمة\s+المرور)")
+    r"密钥|密码|秘密|トークン|パスワード|비밀번호|كلمة\s+المرور|passwort|kennwort|wachtwoord|"
+    r"(?:deploy|ssh|licen[cs]e|master|root|shared|service|app|admin|host|product|activation|account|client|"
+    r"server|license)[\s_-]?keys?\b)")
+# "key" alone says secret only right before the value ("key: 8f3a...", "deploy key 9c1e..."): "sort key",
+# "the key question" are prose, and a value after them still needs the shape of a secret
+_KEY_JUST_BEFORE = re.compile(r"(?i:\bkey\b)[\s:=\"']{1,4}$")
 _NOT_SECRET_CONTEXT = re.compile(
     r"(?i:commit|sha\d*|md5|digest|checksum|etag|trace|span|request[\s_-]?id|uuid|hash|build|version|"
     r"order|tracking|isbn|color|colour)[^\n]{0,12}$")
-_CANDIDATE = re.compile(r"(?<![\w/+=.-])[A-Za-z0-9+/_!@#$%^&*~.-]{12,128}={0,2}(?![\w/+=-])")
+# a value may follow "=" (SECRET_KEY_BASE=...), not "==" (inside base64) nor a word character
+_CANDIDATE = re.compile(r"(?<![\w/+.-])(?<!==)[A-Za-z0-9+/_!@#$%^&*~.-]{12,128}={0,2}(?![\w/+=-])")
 
 
 def _entropy(value: str) -> float:
@@ -268,13 +275,13 @@ def secret_shaped(value: str) -> bool:
 
 
 def unprefixed_secrets(text: str) -> Found:
-    if not _SECRET_CONTEXT.search(text):
+    if not _SECRET_CONTEXT.search(text) and "key" not in text.lower():
         return []
     out: Found = []
     for m in _CANDIDATE.finditer(text):
         value = m.group().rstrip(".,;:!?)")
         before = text[max(0, m.start() - 48):m.start()]
-        if not _SECRET_CONTEXT.search(before) or _NOT_SECRET_CONTEXT.search(before):
+        if not (_SECRET_CONTEXT.search(before) or _KEY_JUST_BEFORE.search(before)) or _NOT_SECRET_CONTEXT.search(before):
             continue
         if "://" in text[max(0, m.start() - 12):m.start()] or value.count(".") > 2:
             continue  # a host name or a URL, not a value

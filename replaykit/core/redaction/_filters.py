@@ -11,7 +11,7 @@ import ipaddress
 import re
 from typing import NamedTuple
 
-from ._names import FIRST_NAMES, NER_STOPWORDS, name_word
+from ._names import FIRST_NAMES, NER_STOPWORDS, english_word, given_name, name_word
 from ._secrets import PLACEHOLDER_REGEX, secret_entities
 
 
@@ -114,7 +114,18 @@ def _model_name_ok(text: str, span: Span, value: str) -> bool:
         if any(_ALL_CAPS_WORD.match(w) for w in words) and not all(_ALL_CAPS_WORD.match(w) for w in words):
             return False
         return name_evidence(text, span.start, span.end)
-    return _name_like(value) or context
+    if _name_like(value):
+        return True
+    if context and english_word(value) and not given_name(value):
+        # "invite the team to Retool", "moved to Harbor": a word after "to"/"with"/"by" is a product
+        # as often as a person; an English word there needs a cue that only a person takes
+        return bool(_PERSON_VERB.match(text, span.end)) or \
+            bool(_STRONG_PERSON_CUE.search(text[max(0, span.start - 16):span.start]))
+    return context
+
+
+_STRONG_PERSON_CUE = re.compile(r"(?i:\b(?:mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|cc|ask|tell|ping|"
+                                r"named|called)\.?,?)\s+$")
 
 
 def _name_like(value: str) -> bool:

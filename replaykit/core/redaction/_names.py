@@ -71,8 +71,13 @@ please thanks asked said says wants cannot can't will wrote reported confirmed a
 _VERBS = r"(?:lives|lived|said|says|asked|asks|wants|wanted|is|was|has|had|will|approved|reported|joined|confirmed|called|wrote|replied|sent)"
 _LATIN_WORD = r"[A-Za-zÀ-ÖØ-öø-ÿĀ-žƀ-ɏḀ-ỿ'’-]{2,}"
 # A look-ahead so that matches overlap: "customer maria gonzalez" must try "maria gonzalez" too.
-_VIET = re.compile(r"\b(?:Nguy[eễ]n|Tr[aầ]n|L[eê]|Ph[aạ]m|Ho[aà]ng|Hu[yỳ]nh|V[oõ]|Đặng|B[uù]i|Đỗ)"
-                   r"(?:\s+[A-ZĐ][a-zà-ỹ]+){1,3}\b")
+# Nguyen with one more word or more; the shorter surnames (Le, Vo, Bui: also words of other languages,
+# "Le Monde") with the two more that a Vietnamese full name has
+_VIET = re.compile(r"\bNguy[eễ]n(?:\s+[A-ZĐ][a-zà-ỹ]+){1,3}\b"
+                   r"|\b(?:Tr[aầ]n|L[eê]|Ph[aạ]m|Ho[aà]ng|Hu[yỳ]nh|V[oõ]|Đặng|B[uù]i|Đỗ)(?:\s+[A-ZĐ][a-zà-ỹ]+){2,3}\b"
+                   r"|\b(?:nguy[eễ]n(?:\s+[a-zđà-ỹ]{2,}){1,3}|NGUY[EỄ]N(?:\s+[A-ZĐÀ-Ỹ]{2,}){1,3})\b"
+                   r"|\b(?i:tr[aầ]n|l[eê]|ph[aạ]m|ho[aà]ng|hu[yỳ]nh|v[oõ]|b[uù]i)\s+(?i:v[aă]n|th[iị]|đức|duc|minh|ng[oọ]c|"
+                   r"thanh|quang|h[uữ]u|xu[aâ]n|kim|anh)(?:\s+[^\W\d_]{2,}){1,2}\b")
 _CYRILLIC = re.compile(r"(?<![\w])(?=([А-ЯЁ][а-яё]+(?:-[А-ЯЁ][а-яё]+)?)\s+([А-ЯЁ][а-яё]+))")
 _GREEK = re.compile(r"(?<![\w])(?=([Α-ΩΆ-Ώ][α-ωά-ώ]+)\s+([Α-ΩΆ-Ώ][α-ωά-ώ]+))")
 _CN_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
@@ -154,7 +159,9 @@ def _load_vocab() -> frozenset[str]:
 _CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hello|thanks|thank\s+you|dear|"
          r"by|from|with|to|assign(?:ed)?\s+to|spoke\s+with|talk\s+to|talked\s+to|call|called|email|emailed|"
          r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
-_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24})(?:\s+([a-zà-ÿ][a-zà-ÿ'’-]{1,24}))?(?![\w@./])")
+_LOWER = r"[a-zà-öø-ÿā-žƀ-ɏḁ-ỿ]"
+_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24})"
+                        r"(?:\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24}))?(?![\w@./])")
 # A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
 _START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{1,23}[a-zà-ÿ])\s+(?=(?:is|was|says|said|asked|wants|"
                           r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
@@ -289,13 +296,19 @@ def _style(word: str) -> str:
 _HONORIFIC = re.compile(r"(?i:\b(?:mr|mrs|ms|miss|mx|dr|prof|herr|frau|mme|mlle|sr|sra|señor|señora|sig|signora)\.?)\s+$")
 _STRONG_CUE = re.compile(r"(?i:\b(?:my\s+name\s+is|name\s*:|i\s+am|i'm|call\s+me|regards,?|cheers,?|dear|hi|hello|hey|thanks|thank\s+you|thx|ping|pinged|cc|"
                          r"ask|asked|tell|told|customer|client|user|contact|colleague|spoke\s+with|talked?\s+to|"
-                         r"met\s+with|signed\s+off\s+by|opened\s+by|assigned\s+to|escalate\s+to|forward(?:ed)?\s+"
-                         r"(?:\S+\s+){0,3}to|named|owner|reviewer|author|assignee|contact\s+person)\.?:?,?(?:\s+(?:is|was))?|@)\s*$")
+                         r"met\s+with|signed\s+off\s+by|opened\s+by|assigned\s+to|escalate\s+to|according\s+to|said|attendees|participants|present|refund\s+for|forward(?:ed)?\s+"
+                         r"(?:\S+\s+){0,3}to|named|owner|reviewer|author|assignee|contact\s+person)\.?:?,?(?:\s+(?:is|was))?|@"
+                         r"|(?:^|\n)\s*(?:--|—|–))\s*$")
 _WEAK_CUE = re.compile(r"(?i:\b(?:by|from|with|to|and|called)),?\s+$")
 # what a person does (what a thing does too, "is", "has", "will", counts only as weak evidence)
-_PERSON_AFTER = re.compile(r"(?i),?\s*(?:\([^)]{0,60}\)\s*)?(?:said|says|asked|asks|wants|wanted|approved|reported|reports|"
+_PERSON_AFTER = re.compile(r"(?i),?\s*(?:\([^)]{0,60}\)\s*)?(?:(?:already|just|also|still|never|finally|probably)\s+)?"
+                           r"(?:said|says|asked|asks|wants|wanted|approved|reported|reports|"
                            r"joined|confirmed|wrote|replied|thinks|agreed|declined|requested|mentioned|signed|prefers|"
-                           r"emailed|phoned|called|complained|promised|owns|cannot|can't|won't|doesn't|didn't)\b")
+                           r"emailed|phoned|called|complained|promised|owns|cannot|can't|won't|doesn't|didn't)\b"
+                           r"|(?i:\s+(?:already|just|also|finally|probably)\s+(?:fixed|merged|pushed|deployed|reviewed|"
+                           r"sent|closed|answered|replied|left|paid|did|made|took|told))\b")
+# A chat line's speaker: "maria: the dashboard is fine now" (a given name alone, then a colon)
+_SPEAKER_AFTER = re.compile(r":\s")
 _POSSESSIVE = re.compile(r"['’]s$")
 _PAREN_AFTER = re.compile(r"(?i)\s*\(|\s+(?:is|was|has|had|will|would|lives|lived)\b")
 # A word, not glued to code: "len(" and "`meta`" are not prose.
@@ -303,12 +316,15 @@ _WORDS = re.compile(r"(?<![\w@./`-])[^\W\d_][\w'’-]*(?![\w@/`(-])")
 
 
 def _context(text: str, start: int, end: int) -> int:
-    """2: a person's cue before or a person's verb after; 1: ``by``/``with``/``to`` before or a
-    parenthesis after; 0: nothing says person."""
+    """2: a person's cue before or a person's verb after; 1: ``by``/``with``/``to`` before, a
+    parenthesis or a possessive after; 0: nothing says person."""
     before = text[max(0, start - 40):start]
     if _STRONG_CUE.search(before) or _HONORIFIC.search(before) or _PERSON_AFTER.match(text, end):
         return 2
-    return int(bool(_WEAK_CUE.search(before) or _PAREN_AFTER.match(text, end)))
+    return int(bool(_WEAK_CUE.search(before) or _PAREN_AFTER.match(text, end) or _OWNER_AFTER.match(text, end)))
+
+
+_OWNER_AFTER = re.compile(r"['’]s\s")
 
 
 def _latin(text: str) -> Found:
@@ -327,10 +343,14 @@ def _latin(text: str) -> Found:
             continue
         strong = 2 if plain_given_name(first) else 1
         nxt = words[i + 1] if i + 1 < len(words) else None
-        if nxt is not None and text[m.end():nxt.start()] == " " and _style(nxt.group()) == style:
-            second = _surname_evidence(nxt.group())
-            end = nxt.end()
-            third = words[i + 2] if i + 2 < len(words) else None
+        surname = nxt.group() if nxt is not None else ""
+        owner = _POSSESSIVE.search(surname)
+        if owner:  # "Siobhan Kavanagh's laptop": the name without its 's
+            surname = surname[:owner.start()]
+        if nxt is not None and text[m.end():nxt.start()] == " " and surname and _style(surname) == style:
+            second = _surname_evidence(surname)
+            end = nxt.start() + len(surname)
+            third = words[i + 2] if i + 2 < len(words) and not owner else None
             if third is not None and text[nxt.end():third.start()] == " " and _style(third.group()) == style \
                     and (_surname_evidence(third.group()) >= 2 or third.group().casefold() in _SURNAMES):
                 end = third.end()  # "Mei Lin Chen", "Ana Lucia Oliveira"
@@ -347,8 +367,9 @@ def _latin(text: str) -> Found:
                 continue
         if style == "upper":
             continue  # a lone shouted word is a log level or a constant more often than a name
-        if strong == 2:  # "Ingrid said", "with Ingrid", "ping ingrid"
-            ok = _context(text, m.start(), m.end()) >= (1 if style == "title" else 2)
+        if strong == 2:  # "Ingrid said", "with Ingrid", "ping ingrid", "maria: it works now"
+            ok = _context(text, m.start(), m.end()) >= (1 if style == "title" else 2) or \
+                (_SPEAKER_AFTER.match(text, m.end()) is not None and _line_start(text, m.start()))
         else:  # "ping bob", "bob says ...": a given name that is also a word needs a person's cue
             ok = bool(_STRONG_CUE.search(text[max(0, m.start() - 40):m.start()])) or \
                 _person_sentence_start(text, m.start(), m.end())
@@ -375,6 +396,10 @@ def _after_honorific(text: str) -> Found:
     return out
 
 
+def _line_start(text: str, start: int) -> bool:
+    return not text[:start].strip(" \t") or text[:start].rstrip(" \t")[-1] == "\n"
+
+
 def _person_sentence_start(text: str, start: int, end: int) -> bool:
     """``bob says the staging db is down``: a lower-case given name opening a sentence before a verb."""
     before = text[:start].rstrip(" ")
@@ -394,7 +419,7 @@ def _script_names(text: str) -> Found:
             if sentence_start and re.match(r"\s+[А-ЯЁΑ-ΩΆ-Ώ]", text[end:]):
                 continue  # "Клиент Анна Смирнова": the capital of "Клиент" is the sentence's
             out.append((start, end, 0.65))
-    for rx in (_VIET, _JP, _KO, _AR):
+    for rx in (_JP, _KO, _AR):
         out += [(m.start(), m.end(), 0.65) for m in rx.finditer(text)]
     for rx in (_CN, _AR_CUE, _HI_CUE):
         out += [(m.start(1), m.end(1), 0.65) for m in rx.finditer(text)]
@@ -404,8 +429,11 @@ def _script_names(text: str) -> Found:
 _HAS_NON_LATIN = re.compile(r"[\u0370-\u03ff\u0400-\u04ff\u0600-\u06ff\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3]")
 
 
-_CAP_PAIR = re.compile(r"(?<![\w@./-])(?=([A-ZÀ-Þ][a-zß-ÿ]+(?:['’-][A-Z]?[a-zß-ÿ]+)?|(?:Mc|Mac|O['’])[A-Z][a-z]+)"
-                       r"\s(?:(?:van|von|de|da|del|der|di|dos|du|le|la)\s)?((?:Mc|Mac|O['’])?[A-ZÀ-Þ][a-zß-ÿ]+(?:-[A-Z][a-zß-ÿ]+)?)(?![\w@/-]))")
+# Any Latin letter (Polish, Turkish, Czech, Vietnamese names); the case of each word is checked in code.
+_L = r"[^\W\d_]"
+_CAP_PAIR = re.compile(r"(?<![\w@./-])(?=(" + _L + r"+(?:['’-]" + _L + r"+)?)"
+                       r"\s(?:(?:van|von|de|da|del|der|di|dos|du|le|la|(?i:ó|ní|nic|mac|ua))\s)?(" + _L + r"+(?:-" + _L + r"+)?)(?![\w@/-]))")
+_CAP_WORD = re.compile(r"(?:Mc|Mac|O['’])?[A-ZÀ-ÖØ-ÞĀ-Žƀ-ɏḀ-Ỿ][^\W\d_A-Z]*(?:['’-][A-ZÀ-Þ]?[^\W\d_A-Z]+)?")
 
 
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]{2,}")
@@ -433,6 +461,9 @@ def foreign_name_pairs(text: str) -> Found:
     out: Found = []
     for m in _CAP_PAIR.finditer(text):
         first, second = m.group(1), m.group(2)
+        if not (_CAP_WORD.fullmatch(first) and _CAP_WORD.fullmatch(second)) or first.isupper() or second.isupper():
+            out += _uncased_pair(text, m)
+            continue
         if unknown_word(first.replace("’", "'")) and unknown_word(second) and \
                 not {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP):
             line = text[text.rfind("\n", 0, m.start()) + 1:text.find("\n", m.end()) % (len(text) + 1)]
@@ -444,9 +475,27 @@ def foreign_name_pairs(text: str) -> Found:
     return out
 
 
+def _uncased_pair(text: str, m: re.Match[str]) -> Found:
+    """``chidi okonkwo``, ``CHIDI OKONKWO`` where a person stands ("Dear", "Assigned to:", "said", a
+    signature): two words of one case, neither an English word, one a name of the lexicon or shaped
+    like a surname. Lower case and capitals are also how code and constants look, so the place must
+    say person."""
+    first, second = m.group(1), m.group(2)
+    if not ((first.islower() and second.islower()) or (first.isupper() and second.isupper())) or \
+            len(first) < 3 or len(second) < 3:
+        return []
+    if not (unknown_word(first) and unknown_word(second)) or \
+            {first.casefold(), second.casefold()} & (_NOT_SURNAME | _FOREIGN_STOP | _LOWER_STOP | NER_STOPWORDS):
+        return []
+    if not (name_word(first) or name_word(second)) or _context(text, m.start(1), m.end(2)) < 2:
+        return []
+    return [(m.start(1), m.end(2), 0.6)]
+
+
 def find_names(text: str) -> Found:
     found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
-    if _HAS_NON_LATIN.search(text) or "Nguy" in text or "Tr" in text:
+    found += [(m.start(), m.end(), 0.65) for m in _VIET.finditer(text)]
+    if _HAS_NON_LATIN.search(text):
         from ._script_names import lexicon_script_names
 
         found += _script_names(text) + lexicon_script_names(text)

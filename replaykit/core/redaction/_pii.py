@@ -44,6 +44,12 @@ _TAIL = (
     r"(?:,?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|(?:[A-Z]{2}\s+)?[A-Z]\d[A-Z]\s?\d[A-Z]\d|[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}"
     r"|(?:[A-Z]{2,3}\s+)?\d{4,5}))?"
 )
+# ", 111 43 Stockholm", ", 1016 GV Amsterdam", ", 00-514 Warszawa", ", 4050-262 Porto", ", D-10115 Berlin",
+# ", 8001 Zürich": the postcode of many countries, then the town (one or two capitalised words)
+_POSTCODE_TOWN = (
+    r"(?:,?\s*(?:\d{3}\s\d{2}|\d{4}\s?[A-Z]{2}(?=\s)|\d{2}-\d{3}|\d{4}-\d{3}|[A-Z]{1,2}-\d{4,5}|\d{4,5})"
+    r"\s+[A-ZÄÖÜÅÆØÉŁŚŻ][\w-]+(?:\s[A-Z][\w-]+)?)?"
+)
 ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
     # 42 Elm Street, Springfield, IL 62704 / 221B Baker St, London NW1 6XE
     ("street_number_first", r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z'.-]*\s+){1,4}" + _STREET_SUFFIX + r"\b\.?" + _TAIL, 0.7),
@@ -51,7 +57,7 @@ ADDRESS_PATTERNS: tuple[tuple[str, str, float], ...] = (
     (
         "germanic_street",
         r"\b[A-ZÄÖÜ][a-zäöüß]+(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|laan|straat|gracht|vej|gatan)"
-        r"\s+\d{1,4}[a-z]?\b(?:,\s*\d{4,5}\s+[A-ZÄÖÜ][a-zäöüß]+)?",
+        r"\s+\d{1,4}[a-z]?\b" + _POSTCODE_TOWN,
         0.7,
     ),
     # 12 rue de la Paix, 75002 Paris / 5, avenue Victor Hugo
@@ -83,11 +89,11 @@ _ADDRESS_MORE: tuple[tuple[str, str, float], ...] = (
     ("street_word_then_number",
      r"\b[A-ZÄÖÜÅÆØ][\wäöüßåæø-]+\s(?:Straße|Strasse|Str\.|Weg|Platz|Allee|Gasse|Ring|Damm|Ufer|utca|út|tér)\s+\d{1,4}[a-z]?\b"
      r"|\b[A-ZÄÖÜÅÆØ][a-zäöüßåæø]+(?:gata|gade|veien|vei|vägen|väg|steeg|plein|kade|singel|dreef|katu|tie|kuja)"
-     r"\s+\d{1,4}[a-z]?\b", 0.7),
+     r"\s+\d{1,4}[a-z]?\b" + _POSTCODE_TOWN, 0.7),
     # ul. Marszałkowska 84/92, 00-514 Warszawa / aleja Jana Pawła II 12
     ("slavic_street",
      r"\b(?:ul\.|ulica|al\.|aleja|pl\.|nám\.|ulice|trg|ulitsa)\s*[A-ZŁŚŻŹĆČŠŽ][\w.-]+(?:\s[A-ZŁŚŻŹĆČŠŽI][\w.-]*){0,3}"
-     r"\s+\d{1,4}[a-z]?(?:/\d{1,4})?(?:,\s*\d{2}-\d{3}\s+[A-ZŁŚŻŹĆ][\w-]+)?", 0.7),
+     r"\s+\d{1,4}[a-z]?(?:/\d{1,4})?" + _POSTCODE_TOWN, 0.7),
     # ул. Тверская, д. 7 / проспект Мира 10
     ("cyrillic_street",
      r"(?:ул\.|улица|пр\.|пр-т|проспект|пер\.|переулок|наб\.|набережная|бульвар|б-р|шоссе|пл\.|площадь|вул\.|вулиця)"
@@ -127,7 +133,7 @@ LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
         "ID_NUMBER",
         "labelled_id",
         r"(?<=\b(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
-        r"tax id|nino|national insurance(?: number)?)[.:#\"']?\s*[:=#]?\s*[\"']?)"
+        r"tax id|nino|national insurance(?: number)?|ni number|reisepass(?:nummer)?|passeport|pasaporte|passaporto|passaporte)[.:#\"']?\s*(?:[:=#]|(?i:is|was|ist|est|es|é)\b)?\s*[\"']?)"
         r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,18}[A-Z0-9]\b",
         0.8,
     ),

@@ -26,7 +26,7 @@ _SETS: dict[str, frozenset[str]] | None = None
 
 
 def _sets() -> dict[str, frozenset[str]]:
-    global _SETS, _CN_FIRST
+    global _SETS, _CN_FIRST, _CN_GIVEN_CHARS
     if _SETS is None:
         lex = lexicon()
         words = lex.given | lex.surnames
@@ -47,10 +47,19 @@ def _sets() -> dict[str, frozenset[str]]:
             "hi_surname": of(lex.surnames, r"[\u0900-\u097f]+"),
         }
     _CN_FIRST = frozenset(w[0] for w in _SETS["cn_surname"])
+    _CN_GIVEN_CHARS = frozenset(c for w in _SETS["cn_given"] for c in w) | _CN_COMMON_GIVEN
     return _SETS
 
 
 _CN_FIRST: frozenset[str] = frozenset()
+# characters of the lexicon's given names: a two-character given name the lexicon lacks (俊杰) is still
+# made of them, and ordinary words after a surname character (方法, 高速) mostly are not
+_CN_GIVEN_CHARS: frozenset[str] = frozenset()
+# the characters most often found in Chinese given names (Faker's zh lists lack some, such as 晓)
+_CN_COMMON_GIVEN = frozenset(
+    "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉萍红娥玲芬燕晓婷雪慧建国文辉力斌宇浩凯鹏俊帅博欣怡佳琳晨颖倩"
+    "思雨梦嘉子轩涵萱泽瑞鑫昊天诗晶莉兰凤梅琴云飞鸿志海波宁峰亮成春秋冬东新荣蕾璐彤瑶薇妍悦宏毅哲翔龙彬松柏伦卫兵"
+    "德仁义智忠安康乐福祥贵珍珠美香翠丹青紫")
 _CAPITALISED = re.compile(r"(?<![\w-])([А-ЯЁІЇЄҐΑ-ΩΆ-Ώ][а-яёіїєґα-ωά-ώς'-]+)(?![\w-])")
 
 
@@ -68,7 +77,8 @@ def _alphabetic(text: str, sets: dict[str, frozenset[str]]) -> Found:
     return out
 
 
-_CN_CUES = ("联系人", "联系", "感谢", "谢谢", "叫", "问", "给", "找", "请", "由", "和", "与", "跟", "客户", "用户", "负责人",
+_CN_CUES = ("联系人", "联系", "感谢", "谢谢", "叫", "问", "给", "找", "请", "由", "和", "与", "跟", "客户", "用户", "负责人", "经办人",
+            "收件人", "申请人", "发件人", "签收人", "审批人",
             "同事", "经理", "通知", "是", "：", ":", "，", "。", "、", "！", "？", " ", "\n", "\t")
 _CN_AFTER = re.compile(r"说|先生|女士|小姐|老师|经理|总|确认|负责|已经|已|同意|来电|打来|的|在|是|了|来|去|和|，|。|、|！|？"
                        r"|：|:|\s|$")
@@ -93,7 +103,8 @@ def _chinese(text: str, sets: dict[str, frozenset[str]]) -> Found:
                         continue
                     if not _CN_AFTER.match(text, end):
                         continue
-                    if given in given_names or _CN_TITLE.match(text, end):
+                    if given in given_names or _CN_TITLE.match(text, end) or \
+                            (size == 2 and all(c in _CN_GIVEN_CHARS for c in given)):
                         hit = end
                         break
                 if hit:
@@ -107,7 +118,7 @@ def _chinese(text: str, sets: dict[str, frozenset[str]]) -> Found:
 
 
 _KO = re.compile(r"(?<![\uac00-\ud7a3])([\uac00-\ud7a3])([\uac00-\ud7a3]{2})"
-                 r"(?=님|씨|가|이|는|은|을|를|에게|께|의|와|과|도|[^\uac00-\ud7a3]|$)")
+                 r"(?=님|씨|가|이|는|은|을|를|에게|께|의|와|과|도|입니다|이에요|예요|한테|[^\uac00-\ud7a3]|$)")
 
 
 def _korean(text: str, sets: dict[str, frozenset[str]]) -> Found:

@@ -29,7 +29,10 @@ class SecretPattern:
 _SECRET_NAME = (
     r"(?i:[A-Za-z0-9_.-]*(?:api[_-]?key|apikey|secret[_-]?key|secret|token|passwd|password|pwd|"  # noqa: S105
     r"pass|credentials?|private[_-]?key|access[_-]?key|auth[_-]?key|client[_-]?secret|"
-    r"session[_-]?id|cookie|signing[_-]?key|encryption[_-]?key|webhook[_-]?url|dsn))"
+    r"session[_-]?id|cookie|signing[_-]?key|encryption[_-]?key|webhook[_-]?url|dsn|"
+    # the word for password in other languages ("Passwort: ...", "contraseña = ...")
+    r"passwort|kennwort|wachtwoord|contrase[ñn]a|senha|mot[ _-]de[ _-]passe|has[łl]o|l[öo]senord|salasana|"
+    r"passord|adgangskode|пароль|密码|密碼|パスワード|비밀번호))"
 )
 # A value that is a reference, not a secret: ${VAR}, $VAR, <PLACEHOLDER>, os.environ[...], "***".
 _NOT_A_REFERENCE = r"(?![$<{*]|os\.environ|process\.env|getenv|None\b|null\b|true\b|false\b|xxx)"
@@ -121,6 +124,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         r"sig|signature|auth|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&\s#\"'<>]{8,}",
     ),
     # --- .env / config / JSON-ish assignments: NAME=value, name: value, "name": "value" ------------
+    # --- Command-line flags: mysql -p'...', --password=..., --token ... ---------------------------
+    SecretPattern(
+        "SECRET",
+        "cli_flag",
+        r"(?:(?<=\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b[^\n|;&]{0,80}?\s-p[\"']?)"
+        r"|(?<=(?:^|\s)--(?i:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token|access-token)"
+        r"(?:=|\s+)[\"']?))" + _NOT_A_REFERENCE
+        + r"(?=[^\s\"']*[0-9!@#$%^&*_+=~])[^\s\"']{6,}",
+        0.85,
+    ),
     SecretPattern(
         "SECRET",
         "assignment",
@@ -154,7 +167,8 @@ ENTITY_HINTS: dict[str, tuple[str, ...]] = {
     "AUTH_TOKEN": ("bearer", "authorization", "api-key", "auth-token", "access-token"),
     "URL_CREDENTIALS": ("://", "?", "&"),
     "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook",
-               "pin", "code"),
+               "pin", "code", "mysql", "mariadb", "kennwort", "wachtwoord", "contrase", "senha", "hasło", "haslo",
+               "senord", "salasana", "adgangskode", "пароль", "密码", "密碼", "パスワード", "비밀번호"),
     "API_KEY": ("gsk_", "xai-", "pplx-", "r8_", "sg.", "sk", "ac", "do", "shp", "dapi", "pypi-", "accountkey",
                 "sharedaccesskey", ":aa", "."),
 }
@@ -164,8 +178,9 @@ ENTITY_HINTS: dict[str, tuple[str, ...]] = {
 _PROSE = SecretPattern(
     "SECRET",
     "prose",
-    r"(?<=\b(?i:password|passcode|passphrase|pin|api[ _-]?key|secret|token|access code)\s+(?i:is|was|=|:)\s+[\"'`]?)"
-    r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=~-])[^\s\"'`,;]{6,}(?<![.,;:!?])",
+    r"(?<=\b(?i:password|passcode|passphrase|pin|api[ _-]?key|secret|token|access code|passwort|kennwort|"
+    r"wachtwoord|contrase[ñn]a|senha|mot de passe)\s+(?i:is|was|ist|war|est|es|é|=|:)\s+[\"'`]?)"
+    + _NOT_A_REFERENCE + r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=~-])[^\s\"'`,;]{6,}(?<![.,;:!?])",
     0.8,
 )
 SECRET_PATTERNS = (*SECRET_PATTERNS, _PROSE)

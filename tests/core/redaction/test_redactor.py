@@ -92,6 +92,7 @@ def test_every_secret_pattern_compiles_and_matches_an_example() -> None:
         "telegram_bot": "123456789:AA" + "b" * 33,
         "discord_bot": "M" + "a" * 23 + "." + "b" * 6 + "." + "c" * 27,
         "prose": "my password is hunter2!",
+        "cli_flag": "mysql -u root -p'S3cr3t!pw'",
     }
     assert set(examples) == {p.name for p in SECRET_PATTERNS}
     r = Redactor(mode="patterns")
