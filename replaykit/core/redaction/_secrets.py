@@ -32,7 +32,10 @@ _SECRET_NAME = (
     r"session[_-]?id|cookie|signing[_-]?key|encryption[_-]?key|webhook[_-]?url|dsn|"
     # the word for password in other languages ("Passwort: ...", "contraseña = ...")
     r"passwort|kennwort|wachtwoord|contrase[ñn]a|senha|mot[ _-]de[ _-]passe|has[łl]o|l[öo]senord|salasana|"
-    r"passord|adgangskode|пароль|密码|密碼|パスワード|비밀번호))"
+    r"passord|adgangskode|пароль|密码|密碼|パスワード|비밀번호)"
+    # a suffix that names the encoding or role of the same secret (SECRET_KEY_BASE, TOKEN_B64); not
+    # any suffix: TOKEN_URL, PASSWORD_FILE, PASSWORD_MIN_LENGTH name something else
+    r"(?:[_-](?:base|value|b64|base64|hex|raw|plain|plaintext|str|string))?)"
 )
 # A value that is a reference, not a secret: ${VAR}, $VAR, <PLACEHOLDER>, os.environ[...], "***".
 _NOT_A_REFERENCE = r"(?![$<{*]|os\.environ|process\.env|getenv|None\b|null\b|true\b|false\b|xxx)"

@@ -1,9 +1,10 @@
 """Recall and keep-rate on the labelled corpus, both modes, on each part.
 
 Parts (replaykit.testing.redaction_corpus.PARTS): ``legacy`` (hand-written, issue 18), ``tuning`` and
-``heldout`` (tests/fixtures/redaction/build_split.py: disjoint templates and value lists; the
-held-out part was frozen before the detectors of issue 26 were written and is what the targets are
-measured on). Scoring counts a value as removed only when no 6-character piece of it is left: a
+``heldout`` and ``dev`` (tests/fixtures/redaction/build_split.py: disjoint templates and value
+lists; the held-out part was frozen before the detectors of issue 26 were written and is what the
+targets are measured on; ``dev`` was written for the third round, unseen until then, and tuned on
+since). Scoring counts a value as removed only when no 6-character piece of it is left: a
 secret must go whole. bench/bench_redaction_quality.py publishes the same measurement next to
 Presidio and detect-secrets.
 """
@@ -17,12 +18,12 @@ import pytest
 from replaykit.core.redaction import Redactor
 from replaykit.testing.redaction_corpus import Score, corpus_path, load_corpus, score
 
-# issue 26, on the held-out part. The PII targets are not met yet (docs/redaction.md, Quality, has the
-# trade-off of each option): they are kept as strict xfails, not loosened, and the measured level is
-# held as a floor so that a regression fails.
+# issue 26, on the held-out part. The NER-mode PII target is not met yet (docs/redaction.md, Quality,
+# has the trade-off of each option): it is kept as a strict xfail, not loosened, and the measured
+# level is held as a floor so that a regression fails.
 TARGETS = {"patterns": {"secrets": 0.995}, "ner": {"secrets": 0.995}}
 PII_TARGET = {"patterns": 0.92, "ner": 0.97}
-PII_MEASURED = {"patterns": 0.90, "ner": 0.92}  # 614/679 and 627/679, measured 2026-12-03
+PII_MEASURED = {"patterns": 0.92, "ner": 0.93}  # 627/679 and 634/679, measured 2026-12-04
 KEEP = 0.99
 CATEGORY_FLOOR = {"email": 1.0, "credit_card": 1.0, "iban": 1.0}
 
@@ -57,6 +58,8 @@ def test_the_parts_are_large_varied_and_disjoint() -> None:
         return {v for r in records for v in r["sensitive"]} | {r["text"] for r in records
                                                                 if r["category"] == "hard_negative"}
     assert not values(tuning) & values(held)
+    dev = load_corpus(part="dev")
+    assert not values(dev) & values(held), "the dev part must not leak held-out values"
 
 
 def test_the_fixture_files_are_what_the_generator_writes(tmp_path) -> None:
@@ -66,7 +69,7 @@ def test_the_fixture_files_are_what_the_generator_writes(tmp_path) -> None:
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    for part, seed in (("tuning", 20261203), ("heldout", 31122026)):
+    for part, seed in (("tuning", 20261203), ("heldout", 31122026), ("dev", 4122026)):
         assert mod.build(part, seed) == load_corpus(part=part), part
     json.dumps(mod.build("heldout", 31122026))
 
@@ -83,9 +86,10 @@ def test_heldout_pii_does_not_fall_below_what_was_measured(heldout) -> None:
     assert s.recall("PII") >= PII_MEASURED[mode], f"{mode} PII: {s.recall('PII'):.3f}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 PII recall target not met on the held-out part (names)")
-def test_heldout_pii_target(heldout) -> None:
+def test_heldout_pii_target(heldout, request) -> None:
     mode, s = heldout
+    if mode == "ner":  # met in pattern mode since the third round (0.923); NER mode is at 0.934
+        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 26 NER PII target not met (names)"))
     assert s.recall("PII") >= PII_TARGET[mode], f"{mode} PII: {s.recall('PII'):.3f} < {PII_TARGET[mode]}"
 
 
@@ -93,6 +97,14 @@ def test_heldout_category_floors(heldout) -> None:
     mode, s = heldout
     for cat, minimum in CATEGORY_FLOOR.items():  # 0 e-mail addresses left, at any domain
         assert s.recall(cat) >= minimum, f"{mode} {cat}: {s.recall(cat):.3f}"
+
+
+@pytest.mark.parametrize("mode", ["patterns", "ner"])
+def test_dev_part_holds_what_the_third_round_reached(mode: str) -> None:
+    # Tuned on (1.000 everywhere when the round ended): a floor against regressions, not a quality claim.
+    s = _score(mode, "dev")
+    assert s.recall("secrets") >= 0.995 and s.recall("PII") >= 0.99, s.misses
+    assert s.keep_rate("hard negatives") >= 0.99, s.damaged
 
 
 @pytest.mark.parametrize("mode", ["patterns", "ner"])

@@ -1,0 +1,65 @@
+"""Sentences of issue 26's third round, outside the corpus: each leak must go, each keep must stay.
+
+The corpus parts score families of templates; these pin single shapes the third round taught the
+detectors (and the false positives it fixed), so that a later change that loses one fails by name.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from replaykit.core.redaction import Redactor
+
+LEAKS = [
+    # secrets: the shape after a flag, a word for password in another language, a suffixed name
+    ("mysql -u root -p'S3cr3t!pw' shop", "S3cr3t!pw"),
+    ("deploy with --api-key=a8F3kq9ZpL2x", "a8F3kq9ZpL2x"),
+    ("run tool --token 9f8e7d6c5b4a3 now", "9f8e7d6c5b4a3"),
+    ("Das Passwort ist Tr0mb0ne#77", "Tr0mb0ne#77"),
+    ("Het wachtwoord is Zonnebl0em!9", "Zonnebl0em!9"),
+    ("SECRET_KEY_BASE=4f9a0c2e7b1d8e3f6a5c", "4f9a0c2e7b1d8e3f6a5c"),
+    ("the deploy key is Xk29fLqP0zR7wT4m", "Xk29fLqP0zR7wT4m"),
+    # addresses with a postcode and town after them, IDs after a label and a verb
+    ("Adresse: Sveavägen 44, 111 43 Stockholm", "Sveavägen 44"),
+    ("ship to Keizersgracht 123, 1016 GV Amsterdam", "Keizersgracht 123"),
+    ("social: 123 45 6789 on file", "123 45 6789"),
+    ("her passport number is X4829173", "X4829173"),
+    # names: possessive, a speaker at line start, Irish, Polish, Vietnamese, Chinese and Korean cues
+    ("Siobhan Kavanagh's laptop was stolen", "Kavanagh"),
+    ("maria: can you resend the invoice?", "maria"),
+    ("according to Siobhán Ní Bhriain the fix is in", "Bhriain"),
+    ("przypisane do: Grzegorz Brzęczyszczykiewicz", "Brzęczyszczykiewicz"),
+    ("经办人：李建国", "李建国"),
+    ("담당자는 김민준입니다", "김민준"),
+    ("attendees: Nguyen Van Thanh, ops", "Thanh"),
+]
+
+KEEPS = [
+    "mkdir -p build/out && docker run -p 8080:80 nginx",
+    "echo $PW | docker login --password-stdin registry.example",
+    "gh auth login --token $GITHUB_TOKEN",
+    "apiKey = process.env.API_KEY",
+    "TOKEN_URL=https://auth.example/token",
+    "PASSWORD_FILE=/run/secrets/db",
+    "PASSWORD_MIN_LENGTH=12",
+    "Le Monde published the story on Monday",
+    "invite the team to Retool",
+    "the license key field is optional in settings",
+]
+
+
+@pytest.fixture(scope="module", params=["patterns", "ner"])
+def redactor(request) -> Redactor:
+    return Redactor(mode=request.param)
+
+
+@pytest.mark.parametrize(("text", "value"), LEAKS, ids=[v for _, v in LEAKS])
+def test_leak_is_removed(redactor: Redactor, text: str, value: str) -> None:
+    out = redactor.redact_text(text)
+    assert value not in out, out
+    assert "<" in out  # replaced by a placeholder, not dropped
+
+
+@pytest.mark.parametrize("text", KEEPS)
+def test_hard_negative_is_kept(redactor: Redactor, text: str) -> None:
+    assert redactor.redact_text(text) == text
