@@ -137,6 +137,11 @@ def _index_of(messages: Sequence[BaseMessage]) -> dict[str, int] | None:
     copied, as the list it belongs to may be reduced again), else built (an empty list is positional)."""
     if not messages:
         return None
+    # LangGraph hands the reducer back the very list it returned last time (every superstep of a
+    # replay, measured): an identity check instead of a scan of the whole conversation
+    for cached, index in _INDEX_CACHE:
+        if cached is messages:
+            return None if index is None else dict(index)
     for cached, index in _INDEX_CACHE:
         if len(cached) == len(messages) and all(map(operator.is_, cached, messages)):
             return None if index is None else dict(index)
