@@ -29,7 +29,7 @@ from ._detectors import build_function_recognizers
 from ._engine_models import DEFAULT_MODEL as DEFAULT_MODEL
 from ._engine_models import default_ner_model
 from ._errors import RedactExtraMissing, RedactionError
-from ._filters import TRUSTED_NAME, Span, filter_spans, name_evidence
+from ._filters import TRUSTED_NAME, Span, filter_spans, recased_name_evidence
 from ._pii import BUILTIN_RECOGNIZERS, build_pii_recognizers
 from ._secrets import build_secret_recognizers, secret_entities
 
@@ -320,7 +320,7 @@ class AnalysisEngine:
         for (i, text), doc in zip(todo, nlp.pipe([t for _, t in todo], batch_size=_NER_BATCH), strict=True):
             out[i] = [Span(e.start_char, e.end_char, TRUSTED_NAME, 0.75) for e in doc.ents
                       if e.label_ == "PERSON" and chunks[i][e.start_char:e.end_char] != text[e.start_char:e.end_char]
-                      and " " in e.text.strip() and name_evidence(chunks[i], e.start_char, e.end_char)]
+                      and " " in e.text.strip() and recased_name_evidence(chunks[i], e.start_char, e.end_char)]
         return out
 
 

@@ -102,6 +102,16 @@ def name_evidence(text: str, start: int, end: int) -> bool:
     return person_context(text, start, end) or any(name_word(w) for w in words)
 
 
+def recased_name_evidence(text: str, start: int, end: int) -> bool:
+    """``name_evidence`` for a hit of the re-cased pass (words written in lower case or capitals): a
+    preposition before it is no evidence, since technical prose puts its own unknown words there
+    ("retry with jittered backoff", "compressed with zstd level"); a lexicon name word, a cue only a
+    person takes or a person's verb after it is."""
+    words = [w for w in text[start:end].split() if w not in _PARTICLES]
+    return any(name_word(w) for w in words) or bool(_PERSON_VERB.match(text, end)) or \
+        bool(_STRONG_PERSON_CUE.search(text[max(0, start - 16):start]))
+
+
 def _model_name_ok(text: str, span: Span, value: str) -> bool:
     """The model's PERSON hits that are capitalised nouns in other languages, products and acronyms
     (``Buchhaltung``, ``Grafana``, ``Meine IBAN``) are not names: a single word needs a given name,

@@ -160,8 +160,12 @@ _CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hel
          r"by|from|with|to|assign(?:ed)?\s+to|spoke\s+with|talk\s+to|talked\s+to|call|called|email|emailed|"
          r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
 _LOWER = r"[a-zà-öø-ÿā-žƀ-ɏḁ-ỿ]"
-_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?i:" + _CUES + r")\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24})"
-                        r"(?:\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24}))?(?![\w@./])")
+_CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?P<cue>(?i:" + _CUES + r"))\s+(" + _LOWER + r"[" + _LOWER[1:-1]
+                        + r"'’-]{1,24})(?:\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24}))?(?![\w@./])")
+# Prepositions say person only weakly: after them technical prose has its own unknown words ("retry
+# with backoff", "from pathlib import", "compressed with gzip", "goes to stderr"), so the word must be
+# a name the lexicon knows, not merely no English word.
+_WEAK_LOWER_CUES = frozenset({"by", "from", "with", "to", "call", "called", "message", "email", "dm"})
 # A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
 _START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{1,23}[a-zà-ÿ])\s+(?=(?:is|was|says|said|asked|wants|"
                           r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
@@ -191,16 +195,20 @@ def lower_case_names(text: str) -> Found:
         return []
     out: Found = []
     for m in _CUE_LOWER.finditer(text):
-        first, second = m.group(1), m.group(2)
+        first, second = m.group(2), m.group(3)
         if first.casefold() in NER_STOPWORDS or not unknown_word(first):
             continue
-        end = m.end(1)
+        if m.group("cue").casefold() in _WEAK_LOWER_CUES and not name_word(first):
+            continue
+        end = m.end(2)
         if second and second.casefold() not in NER_STOPWORDS and unknown_word(second):
-            end = m.end(2)
-        out.append((m.start(1), end, 0.6))
+            end = m.end(3)
+        out.append((m.start(2), end, 0.6))
     for m in _START_LOWER.finditer(text):
         word = m.group(1)
-        if word.casefold() not in NER_STOPWORDS and unknown_word(word):
+        # a sentence opened by a lower-case word names a person ("henrike is out") or, as often in
+        # technical prose, a package or a tool ("replaykit has", "hermes-agent is"): a lexicon name only
+        if word.casefold() not in NER_STOPWORDS and unknown_word(word) and name_word(word) and "-" not in word:
             out.append((m.start(1), m.end(1), 0.6))
     return out
 
