@@ -125,10 +125,31 @@ _EMAIL = re.compile(
     r"(?<![\w.+%-])[\w.+%-]*\w@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+[^\W\d_]{2,24}(?![\w-])")
 
 
+# A mailbox at an IP literal or at localhost; at a host name without a dot only after a mail cue
+# ("email: admin@intranet"): alone, user@host is a shell prompt or an scp target as often.
+_EMAIL_LITERAL = re.compile(r"(?<![\w.+%-])[\w.+%-]*\w@(?:\[(?:\d{1,3}\.){3}\d{1,3}\]|localhost\b)")
+_EMAIL_DOTLESS = re.compile(r"(?i:\b(?:e-?mail|mail(?:box)?|mailto|cc|bcc|to|from|reply-to)\s*[:=]\s*)"
+                            r"([\w.+%-]*\w@[^\W_][\w-]{0,61}[^\W_])(?![\w.@-])")
+# Written to fool harvesters: jane(at)example.com, jane [at] example [dot] com, jane at example dot com
+# (the last only with the dot spelt out too: "look at example.com" is prose)
+_AT = r"(?:\s*(?:\[at\]|\(at\)|\{at\}|<at>)\s*)"
+_DOT = r"(?:\s*(?:\[dot\]|\(dot\)|\{dot\}|<dot>)\s*|\.)"
+_EMAIL_OBFUSCATED = re.compile(
+    r"(?<![\w.+%-])[\w.+%-]*\w(?:" + _AT + r"[^\W_][\w-]*(?:" + _DOT + r"[^\W_][\w-]*)*" + _DOT + r"[^\W\d_]{2,24}"
+    r"|\s+at\s+[^\W_][\w-]*(?:\s+dot\s+[^\W_][\w-]*)*\s+dot\s+(?i:com|org|net|edu|gov|io|co|de|fr|uk|example|"
+    r"internal|local|corp|lan|test))(?![\w-])")
+_OBFUSCATION_CUES = ("at]", "at)", "at}", "at>", " dot ")
+
+
 def emails(text: str) -> Found:
-    if "@" not in text:
-        return []
-    return [(m.start(), m.end(), 0.9) for m in _EMAIL.finditer(text)]
+    found: Found = []
+    if "@" in text:
+        found += [(m.start(), m.end(), 0.9) for m in _EMAIL.finditer(text)]
+        found += [(m.start(), m.end(), 0.9) for m in _EMAIL_LITERAL.finditer(text)]
+        found += [(m.start(1), m.end(1), 0.85) for m in _EMAIL_DOTLESS.finditer(text)]
+    if any(cue in text for cue in _OBFUSCATION_CUES):  # "at" alone is in nearly every English text
+        found += [(m.start(), m.end(), 0.8) for m in _EMAIL_OBFUSCATED.finditer(text)]
+    return found
 
 
 # ------------------------------------------------------------------------------------- identity numbers
@@ -190,11 +211,14 @@ _DATES_AND_TIMES = re.compile(
 _PHONE_WORDS = re.compile(
     r"(?i:phone|tel\b|tel\.|telephone|mobile|cell|call|text\s+me|sms|whatsapp|fax|office|rufnummer|handy|"
     r"(?:my|his|her|your|their|our)\s+number|reach\s+(?:me|him|her|them)|ring|dial|nummer|numéro|número|"
-    r"t[ée]l[ée]phone|portable|m[óo]vil|celular|telefone|telefono|cellulare|bel\b|телефон|моб|手机|電話|"
+    r"t[ée]l[ée]phone|portable|m[óo]vil|celular|telefone|telefono|cellulare|bel\b|телефон|моб|手机|手機|電話|电话|"
+    r"전화|휴대폰|핸드폰|연락처|"
     r"電話番号|هاتف|جوال)[^\d\n]{0,20}$")
 
 
-_INSIDE_TOKEN = re.compile(r"[\w\-]")
+# A letter, digit or hyphen glued to the number makes it part of a token; not a CJK character, since
+# Chinese, Japanese and Korean put no space between a word and a number ("電話番号は03-1234-5678です").
+_INSIDE_TOKEN = re.compile(r"[^\W\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]|-")
 # 415.555.0143: the North American grouping with dots (a version has fewer digits per group)
 _DOTTED = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|\d{2}(?:\.\d{2}){4}")
 _DATE_LIKE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")

@@ -132,9 +132,16 @@ LABELLED_PATTERNS: tuple[tuple[str, str, str, float], ...] = (
     (
         "ID_NUMBER",
         "labelled_id",
-        r"(?<=\b(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
-        r"tax id|nino|national insurance(?: number)?|ni number|reisepass(?:nummer)?|passeport|pasaporte|passaporto|passaporte)[.:#\"']?\s*(?:[:=#]|(?i:is|was|ist|est|es|é)\b)?\s*[\"']?)"
-        r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,18}[A-Z0-9]\b",
+        r"(?<=(?<![A-Za-z0-9_])(?i:passport(?: (?:no|number|#))?|national id|id card|driver'?s? licen[cs]e(?: (?:no|number|#))?|"
+        r"tax id|nino|national insurance(?: number)?|ni number|reisepass(?:nummer)?|passeport|pasaporte|passaporto|passaporte|"
+        # national ID labels of other countries, each named by its own word (DE, IT, NL, IN, PL, FR, SE, FI,
+        # DK, MX, CN, KR, JP): the label says ID, so the value needs only an ID's shape
+        r"personalausweis(?:nummer|-?nr\.?)?|ausweisnummer|steuer-?id|sozialversicherungsnummer|codice fiscale|"
+        r"carta d'identit[àa]|bsn|burgerservicenummer|pan(?: (?:no|number|card))?|aadhaar|pesel|nir|insee|"
+        r"num[ée]ro de s[ée]curit[ée] sociale|personnummer|henkil[öo]tunnus|cpr(?:-nummer)?|curp|"
+        r"身份证(?:号码|号)?|居民身份证|주민등록번호|マイナンバー|個人番号)"
+        r"[.:#\"'：]?\s*(?:[:=#：]|(?i:is|was|ist|est|es|é)\b|是|は|은|는)?\s*[\"']?)"
+        r"(?=[A-Z0-9 -]*\d)[A-Z0-9][A-Z0-9 -]{5,22}[A-Z0-9](?![A-Za-z0-9])",
         0.8,
     ),
 )

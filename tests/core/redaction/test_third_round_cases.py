@@ -36,6 +36,19 @@ LEAKS = [
     ("email sergei about the refund", "sergei"),
     ("henrike is out today", "henrike"),
     ("talked to okonkwo yesterday", "okonkwo"),
+    # a phone number glued to CJK words (no spaces in Chinese and Japanese), cues in those scripts
+    ("電話番号は03-1234-5678です", "1234-5678"),
+    ("联系电话：13800138000", "13800138000"),
+    # national IDs after their own label; e-mail at an IP literal, a dotless host after a cue, obfuscated
+    ("Personalausweis-Nr. L01X00T47", "L01X00T47"),
+    ("codice fiscale RSSMRA85T10A562S", "RSSMRA85T10A562S"),
+    ("PESEL 85010112345", "85010112345"),
+    ("我的身份证号是110101199003077777的", "110101199003077777"),
+    ("주민등록번호 900101-1234567", "1234567"),
+    ("root@[10.0.0.5] bounced", "root@"),
+    ("email: admin@intranet", "admin@intranet"),
+    ("write to jane(at)example.com", "jane(at)"),
+    ("jane at example dot com", "jane at"),
 ]
 
 KEEPS = [
@@ -58,6 +71,13 @@ KEEPS = [
     "replaykit has the shape of a compiler",
     "where hermes-agent is not installed, the bench skips it",
     "its email recognizer otherwise fetches the list",
+    "订单号2024061112345已发货",
+    "构建号 20240611123 完成",
+    "the PAN card scheme changed in 2024",
+    "set pan to 50 percent",
+    "root@web-01:~$ ls",
+    "scp file deploy@build01:/tmp",
+    "look at example.com for docs",
 ]
 
 
