@@ -383,7 +383,7 @@ def _latin(text: str) -> Found:
                 _person_sentence_start(text, m.start(), m.end())
         if ok:
             out.append((m.start(), m.end(), 0.6))
-    return out + _after_honorific(text)
+    return out + _after_honorific(text) + _after_role_cue(text)
 
 
 # A short honorific in lower case needs its period ("dr. okonkwo"): "60 ms best of 40" is no "Ms Best".
@@ -402,6 +402,36 @@ def _after_honorific(text: str) -> Found:
         if _surname_evidence(w) >= 1 or plain_given_name(w):
             out.append((m.start(1), m.end(1), 0.65))
     return out
+
+
+# A greeting, a sign-off or a role label names a person next ("Thanks, Priyanka", "Signed, Olamide
+# Adeyemi", "Applicant: Zanele Dlamini"): there a capitalised word the lexicon does not know is a name
+# when it is no English word either (which keeps "Hi Team", "Owner: Platform", "Thanks, Everyone"); after
+# a label, only two such words are ("Client: Postman", "Customer: Contoso" are products and companies).
+_ROLE_CUE = re.compile(
+    r"(?i:\b(?:(?P<greeting>hi|hello|hey|dear|thanks|thank\s+you|cheers|regards|best|signed|sincerely)|"
+    r"applicant|patient|passenger|guest|tenant|employee|student|candidate|customer|client|"
+    r"caller|contact|assignee|reviewer|attendee|customer\s+name|full\s+name|name))"
+    r"(?:\s*[,:]\s*|\s+)((?:Mc|Mac|O['’])?[A-Z][a-zà-ÿ]{2,}(?:-[A-Z][a-zà-ÿ]+)?)"
+    r"(?:\s+((?:Mc|Mac|O['’]|Al-)?[A-Z][a-zà-ÿ]{2,}(?:-[A-Z][a-zà-ÿ]+)?))?(?![\w@./-])")
+
+
+def _after_role_cue(text: str) -> Found:
+    out: Found = []
+    for m in _ROLE_CUE.finditer(text):
+        first, second = m.group(2), m.group(3)
+        if not _unknown_title_word(first):
+            continue
+        pair = bool(second) and _unknown_title_word(second)
+        if not pair and not m.group("greeting"):
+            continue  # a label before one unknown word names a product as often ("Client: Postman")
+        out.append((m.start(2), m.end(3) if pair else m.end(2), 0.6))
+    return out
+
+
+def _unknown_title_word(word: str) -> bool:
+    w = word.casefold()
+    return w not in _FUNCTION and w not in _THING and not english_word(w)
 
 
 def _line_start(text: str, start: int) -> bool:

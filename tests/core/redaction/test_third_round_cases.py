@@ -49,6 +49,10 @@ LEAKS = [
     ("email: admin@intranet", "admin@intranet"),
     ("write to jane(at)example.com", "jane(at)"),
     ("jane at example dot com", "jane at"),
+    # after a greeting, a sign-off or a role label: a name no lexicon holds, when it is no English word
+    ("Thanks, Priyanka", "Priyanka"),
+    ("Signed, Olamide Adeyemi", "Adeyemi"),
+    ("Applicant: Zanele Dlamini", "Dlamini"),
 ]
 
 KEEPS = [
@@ -78,6 +82,11 @@ KEEPS = [
     "root@web-01:~$ ls",
     "scp file deploy@build01:/tmp",
     "look at example.com for docs",
+    "Hi Team, the deploy is done",
+    "Client: Postman",
+    "Customer: Contoso",
+    "Name: Kubernetes",
+    "Driver: Nvidia 535",
 ]
 
 
