@@ -95,6 +95,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern("API_KEY", "pypi", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
     SecretPattern("API_KEY", "azure_storage", r"(?<=(?i:AccountKey|SharedAccessKey)=)[A-Za-z0-9+/]{20,}={0,2}"),
     SecretPattern("API_KEY", "telegram_bot", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"),
+    SecretPattern("API_KEY", "postman", r"\bPMAK-[0-9a-f]{24}-[0-9a-f]{34}\b"),
+    # a Discord webhook URL is its own credential: its last segment is the token
+    SecretPattern("API_KEY", "discord_webhook",
+                  r"(?<=\bdiscord(?:app)?\.com/api/webhooks/\d{17,20}/)[A-Za-z0-9_-]{50,100}"),
     SecretPattern(
         "API_KEY", "discord_bot", r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b"
     ),
@@ -132,6 +136,8 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "SECRET",
         "cli_flag",
         r"(?:(?<=\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlsh)\b[^\n|;&]{0,80}?\s-p[\"']?)"
+        # curl/wget/http tools: -u user:PASS, --user user:PASS (the password part only)
+        r"|(?<=(?:^|\s)(?:-u|--user|--proxy-user)\s+[\"']?[^\s:\"'$]{1,64}:)"
         r"|(?<=(?:^|\s)--(?i:password|passwd|pass|token|api-key|apikey|secret|client-secret|auth-token|access-token)"
         r"(?:=|\s+)[\"']?))" + _NOT_A_REFERENCE
         + r"(?=[^\s\"']*[0-9!@#$%^&*_+=~])[^\s\"']{6,}",
@@ -170,10 +176,10 @@ ENTITY_HINTS: dict[str, tuple[str, ...]] = {
     "AUTH_TOKEN": ("bearer", "authorization", "api-key", "auth-token", "access-token"),
     "URL_CREDENTIALS": ("://", "?", "&"),
     "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook",
-               "pin", "code", "mysql", "mariadb", "kennwort", "wachtwoord", "contrase", "senha", "hasło", "haslo",
+               "pin", "code", "mysql", "mariadb", "-u ", "--user", "mnemonic", "phrase", "kennwort", "wachtwoord", "contrase", "senha", "hasło", "haslo",
                "senord", "salasana", "adgangskode", "пароль", "密码", "密碼", "パスワード", "비밀번호"),
     "API_KEY": ("gsk_", "xai-", "pplx-", "r8_", "sg.", "sk", "ac", "do", "shp", "dapi", "pypi-", "accountkey",
-                "sharedaccesskey", ":aa", "."),
+                "sharedaccesskey", ":aa", ".", "pmak-", "discord"),
 }
 
 # Secrets in prose: "my password is hunter2!", "the API key is 8f3k2...". The value must contain a
@@ -186,7 +192,15 @@ _PROSE = SecretPattern(
     + _NOT_A_REFERENCE + r"(?=[^\s\"'`]*[0-9!@#$%^&*_+=~-])[^\s\"'`,;]{6,}(?<![.,;:!?])",
     0.8,
 )
-SECRET_PATTERNS = (*SECRET_PATTERNS, _PROSE)
+# A passphrase is words: after "passphrase is", a quoted value of any shape is the secret.
+_PASSPHRASE = SecretPattern(
+    "SECRET",
+    "passphrase",
+    r"(?<=\b(?i:passphrase|pass phrase|mnemonic|seed phrase|recovery phrase)(?:\s+(?i:is|was)\s+|\s*[=:]\s*)[\"'`])"
+    r"(?![$<{])[^\"'`\n]{8,200}(?=[\"'`])",
+    0.8,
+)
+SECRET_PATTERNS = (*SECRET_PATTERNS, _PROSE, _PASSPHRASE)
 
 # Placeholder-looking text (our own output) must never be re-redacted; see _engine.
 PLACEHOLDER_REGEX = r"<[A-Z][A-Z0-9_]*_\d+>"

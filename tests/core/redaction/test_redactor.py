@@ -93,6 +93,9 @@ def test_every_secret_pattern_compiles_and_matches_an_example() -> None:
         "discord_bot": "M" + "a" * 23 + "." + "b" * 6 + "." + "c" * 27,
         "prose": "my password is hunter2!",
         "cli_flag": "mysql -u root -p'S3cr3t!pw'",
+        "postman": "PMAK-" + "a1" * 12 + "-" + "b2" * 17,
+        "discord_webhook": "https://discord.com/api/webhooks/123456789012345678/" + "Ab1Cd2Ef3Gh4" * 6,
+        "passphrase": "the passphrase is 'correct horse battery staple'",
     }
     assert set(examples) == {p.name for p in SECRET_PATTERNS}
     r = Redactor(mode="patterns")

@@ -53,6 +53,12 @@ LEAKS = [
     ("Thanks, Priyanka", "Priyanka"),
     ("Signed, Olamide Adeyemi", "Adeyemi"),
     ("Applicant: Zanele Dlamini", "Dlamini"),
+    # more credential shapes: a vendor prefix, a webhook's token, curl's user:password, a passphrase
+    ("postman PMAK-64a1b2c3d4e5f6a7b8c9d0e1-0123456789abcdef0123456789abcdef01", "0123456789abcdef0123"),
+    ("https://discord.com/api/webhooks/123456789012345678/" + "Ab1Cd2Ef3Gh4" * 6, "Ab1Cd2Ef3Gh4Ab1Cd2Ef3"),
+    ("curl -u admin:Adm1n!2024 https://ci.example/api", "Adm1n!2024"),
+    ("the passphrase is 'correct horse battery staple'", "horse battery"),
+    ('mnemonic: "abandon ability able about above absent absorb"', "ability able"),
 ]
 
 KEEPS = [
@@ -87,6 +93,8 @@ KEEPS = [
     "Customer: Contoso",
     "Name: Kubernetes",
     "Driver: Nvidia 535",
+    "curl -u $USER:$PASS https://ci.example",
+    'the phrase "hello world again" is printed',
 ]
 
 
