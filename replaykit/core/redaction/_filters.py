@@ -70,6 +70,8 @@ def _keep(text: str, span: Span) -> bool:
             return False  # the English model on another script is noise; _names handles scripts
         if span.entity == "PERSON" and span.score >= 0.85 and not _model_name_ok(text, span, stripped):
             return False
+        if span.entity == "PERSON" and span.score < 0.85 and not _cued_pair_ok(stripped):
+            return False
     if span.entity == "PHONE_NUMBER" and (sum(c.isdigit() for c in value) < 7 or _UNIX_TIME.fullmatch(value)):
         return False
     if span.entity == "IP_ADDRESS" and (_is_non_personal_ip(value) or _in_remote(text, span)):
@@ -110,6 +112,16 @@ def recased_name_evidence(text: str, start: int, end: int) -> bool:
     words = [w for w in text[start:end].split() if w not in _PARTICLES]
     return any(name_word(w) for w in words) or bool(_PERSON_VERB.match(text, end)) or \
         bool(_STRONG_PERSON_CUE.search(text[max(0, start - 16):start]))
+
+
+def _cued_pair_ok(value: str) -> bool:
+    """A capitalised pair after "with", "and", "to" (the cue patterns of ``_pii``): "Google Meet",
+    "Apple Music", "Adobe Sign" are products, each with an English word in it; a name with an English
+    word in it has a lexicon word too ("Grace Park", "Chidi Baker")."""
+    words = [w for w in value.split() if w.lower() not in _PARTICLES]
+    if len(words) < 2:
+        return True
+    return not any(english_word(w.lower()) for w in words) or any(name_word(w) for w in words)
 
 
 def _model_name_ok(text: str, span: Span, value: str) -> bool:

@@ -53,6 +53,7 @@ LEAKS = [
     ("Thanks, Priyanka", "Priyanka"),
     ("Signed, Olamide Adeyemi", "Adeyemi"),
     ("Applicant: Zanele Dlamini", "Dlamini"),
+    ("assigned to Chidi Okonkwo", "Okonkwo"),
     # more credential shapes: a vendor prefix, a webhook's token, curl's user:password, a passphrase
     ("postman PMAK-64a1b2c3d4e5f6a7b8c9d0e1-0123456789abcdef0123456789abcdef01", "0123456789abcdef0123"),
     ("https://discord.com/api/webhooks/123456789012345678/" + "Ab1Cd2Ef3Gh4" * 6, "Ab1Cd2Ef3Gh4Ab1Cd2Ef3"),
@@ -95,6 +96,10 @@ KEEPS = [
     "Driver: Nvidia 535",
     "curl -u $USER:$PASS https://ci.example",
     'the phrase "hello world again" is printed',
+    # a capitalised pair after a preposition with an English word and no name word in it: a product
+    "Microsoft Teams and Google Meet are both supported",
+    "Synced with Apple Music",
+    "Signed with Adobe Sign",
 ]
 
 
