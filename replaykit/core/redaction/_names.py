@@ -409,10 +409,11 @@ def _after_honorific(text: str) -> Found:
 # when it is no English word either (which keeps "Hi Team", "Owner: Platform", "Thanks, Everyone"); after
 # a label, only two such words are ("Client: Postman", "Customer: Contoso" are products and companies).
 _ROLE_CUE = re.compile(
-    r"(?i:\b(?:(?P<greeting>hi|hello|hey|dear|thanks|thank\s+you|cheers|regards|best|signed|sincerely)|"
-    r"applicant|patient|passenger|guest|tenant|employee|student|candidate|customer|client|"
-    r"caller|contact|assignee|reviewer|attendee|customer\s+name|full\s+name|name))"
-    r"(?:\s*[,:]\s*|\s+)((?:Mc|Mac|O['’])?[A-Z][a-zà-ÿ]{2,}(?:-[A-Z][a-zà-ÿ]+)?)"
+    # a sign-off takes its comma ("Cheers, Priyanka"; "best Kafka settings" is prose), a greeting need not
+    r"(?i:\b(?:(?P<greeting>(?:hi|hello|hey|dear)(?:\s*[,:]\s*|\s+)|(?:thanks|thank\s+you|cheers|regards|best|signed|"
+    r"sincerely)\s*[,:\n]\s*)|(?:applicant|patient|passenger|guest|tenant|employee|student|candidate|customer|client|"
+    r"caller|contact|assignee|reviewer|attendee|customer\s+name|full\s+name|name)(?:\s*[,:]\s*|\s+)))"
+    r"((?:Mc|Mac|O['’])?[A-Z][a-zà-ÿ]{2,}(?:-[A-Z][a-zà-ÿ]+)?)"
     r"(?:\s+((?:Mc|Mac|O['’]|Al-)?[A-Z][a-zà-ÿ]{2,}(?:-[A-Z][a-zà-ÿ]+)?))?(?![\w@./-])")
 
 

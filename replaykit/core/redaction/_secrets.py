@@ -176,8 +176,9 @@ ENTITY_HINTS: dict[str, tuple[str, ...]] = {
     "AUTH_TOKEN": ("bearer", "authorization", "api-key", "auth-token", "access-token"),
     "URL_CREDENTIALS": ("://", "?", "&"),
     "SECRET": ("key", "secret", "token", "pass", "pwd", "credential", "cookie", "session", "dsn", "webhook",
-               "pin", "code", "mysql", "mariadb", "-u ", "--user", "mnemonic", "phrase", "kennwort", "wachtwoord", "contrase", "senha", "hasło", "haslo",
-               "senord", "salasana", "adgangskode", "пароль", "密码", "密碼", "パスワード", "비밀번호"),
+               "pin", "code", "mysql", "mariadb", "-u ", "--user", "mnemonic", "phrase", "kennwort", "wachtwoord",
+               "contrase", "senha", "hasło", "haslo", "senord", "salasana", "adgangskode", "пароль", "密码", "密碼",
+               "パスワード", "비밀번호"),
     "API_KEY": ("gsk_", "xai-", "pplx-", "r8_", "sg.", "sk", "ac", "do", "shp", "dapi", "pypi-", "accountkey",
                 "sharedaccesskey", ":aa", ".", "pmak-", "discord"),
 }

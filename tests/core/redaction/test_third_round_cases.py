@@ -100,6 +100,8 @@ KEEPS = [
     "Microsoft Teams and Google Meet are both supported",
     "Synced with Apple Music",
     "Signed with Adobe Sign",
+    "Cheers Datadog",
+    "best Kafka settings for throughput",
 ]
 
 
