@@ -158,14 +158,65 @@ def _load_vocab() -> frozenset[str]:
 # Words that introduce a person (what follows them is a name when it is no English word).
 _CUES = (r"customer|client|user|contact|tell|ask|asked|ping|pinged|cc|hey|hi|hello|thanks|thank\s+you|dear|"
          r"by|from|with|to|assign(?:ed)?\s+to|spoke\s+with|talk\s+to|talked\s+to|call|called|email|emailed|"
-         r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@")
+         r"message|dm|cc:|from:|to:|owner:?|reviewer:?|author:?|assignee:?|@|on")
 _LOWER = r"[a-zà-öø-ÿā-žƀ-ɏḁ-ỿ]"
 _CUE_LOWER = re.compile(r"(?:^|(?<=[\s(\[,;:]))(?P<cue>(?i:" + _CUES + r"))\s+(" + _LOWER + r"[" + _LOWER[1:-1]
                         + r"'’-]{1,24})(?:\s+(" + _LOWER + r"[" + _LOWER[1:-1] + r"'’-]{1,24}))?(?![\w@./])")
 # Prepositions say person only weakly: after them technical prose has its own unknown words ("retry
 # with backoff", "from pathlib import", "compressed with gzip", "goes to stderr"), so the word must be
 # a name the lexicon knows, not merely no English word.
-_WEAK_LOWER_CUES = frozenset({"by", "from", "with", "to", "call", "called", "message", "email", "dm"})
+_WEAK_LOWER_CUES = frozenset({"by", "from", "with", "to", "call", "called", "message", "email", "dm",
+                              "on"})
+# and weaker still ("waiting on lukas", "depends on redis"): a given name that is no English word only
+_WEAKER_LOWER_CUES = frozenset({"on"})
+
+# Chat shapes that name a person in lower case: "@priya can you check", "bob and i fixed it", "fatima
+# and omar are out", "can ingrid review this?".
+_MENTION = re.compile(r"(?<![\w@./-])@(" + _LOWER + r"{2,30})(?![\w./(@-])")
+_AND_PRONOUN = re.compile(r"(?<![\w@./-])(" + _LOWER + r"{2,24})\s+and\s+(?:i|me|we)\b")
+_AND_NAME = re.compile(r"(?<![\w@./-])(?=(" + _LOWER + r"{2,24})\s+(?:and|&)\s+(" + _LOWER + r"{2,24})(?![\w@./-]))")
+_INVERTED = re.compile(r"(?:^|(?<=[.?!]\s)|(?<=\n))(?i:can|could|will|would|should|did|does|is|was|has|have)\s+("
+                       + _LOWER + r"{2,24})\s+(?=" + _LOWER + r")")
+_LIST_NEXT = re.compile(r"(?:,\s*|\s+(?:and|&)\s+)([^\W\d_][\w'’-]{1,24})(?![\w@./-])")
+
+
+def _chat_names(text: str) -> Found:
+    out: Found = []
+    for m in _MENTION.finditer(text):
+        if given_name(m.group(1)) and m.group(1) not in _LOWER_STOP:
+            out.append((m.start(1), m.end(1), 0.6))
+    for m in _AND_PRONOUN.finditer(text):
+        if given_name(m.group(1)) and m.group(1) not in _LOWER_STOP | NER_STOPWORDS:
+            out.append((m.start(1), m.end(1), 0.6))
+    for m in _AND_NAME.finditer(text):
+        a, b = m.group(1), m.group(2)
+        if given_name(a) and given_name(b) and (plain_given_name(a) or plain_given_name(b)):
+            out += [(m.start(1), m.end(1), 0.6), (m.start(2), m.end(2), 0.6)]
+    for m in _INVERTED.finditer(text):
+        if plain_given_name(m.group(1)):
+            out.append((m.start(1), m.end(1), 0.6))
+    return out
+
+
+def _list_continuations(text: str, found: Found) -> Found:
+    """"attendees: ravi, sofia, chen": a given name right after a found name, joined by a comma or
+    "and", is a name too (one hop at a time, so a list is followed to its end)."""
+    out: Found = []
+    todo = sorted(found, key=lambda f: f[1])
+    seen = {f[1] for f in found}
+    while todo:
+        _, end, score = todo.pop(0)
+        m = _LIST_NEXT.match(text, end)
+        if m is None or m.end(1) in seen:
+            continue
+        word = m.group(1)
+        if given_name(word) and word.casefold() not in _LOWER_STOP | NER_STOPWORDS and not \
+                (word[:1].isupper() and english_word(word.casefold()) and not plain_given_name(word)):
+            span = (m.start(1), m.end(1), score)
+            out.append(span)
+            seen.add(m.end(1))
+            todo.append(span)
+    return out
 # A sentence that starts with a lower-case word and then a person's verb: "henrike is out today".
 _START_LOWER = re.compile(r"(?:^|(?<=[.!?]\s)|(?<=\n))([a-zà-ÿ][a-zà-ÿ'’-]{1,23}[a-zà-ÿ])\s+(?=(?:is|was|says|said|asked|wants|"
                           r"approved|reported|thinks|will|can|cannot|can't|isn't|wasn't|has|had|joined|left|"
@@ -194,16 +245,22 @@ def lower_case_names(text: str) -> Found:
     if not any(c.islower() for c in text):
         return []
     out: Found = []
-    for m in _CUE_LOWER.finditer(text):
+    pos = 0
+    while (m := _CUE_LOWER.search(text, pos)) is not None:
+        pos = m.start(2)  # overlapping: in "call with dmitri" the cue "with" follows the cue "call"
         first, second = m.group(2), m.group(3)
         if first.casefold() in NER_STOPWORDS or not unknown_word(first):
             continue
-        if m.group("cue").casefold() in _WEAK_LOWER_CUES and not name_word(first):
+        cue = m.group("cue").casefold()
+        if cue in _WEAK_LOWER_CUES and not name_word(first):
+            continue
+        if cue in _WEAKER_LOWER_CUES and not plain_given_name(first):
             continue
         end = m.end(2)
         if second and second.casefold() not in NER_STOPWORDS and unknown_word(second):
             end = m.end(3)
         out.append((m.start(2), end, 0.6))
+    out += _chat_names(text)
     for m in _START_LOWER.finditer(text):
         word = m.group(1)
         # a sentence opened by a lower-case word names a person ("henrike is out") or, as often in
@@ -534,6 +591,7 @@ def _uncased_pair(text: str, m: re.Match[str]) -> Found:
 def find_names(text: str) -> Found:
     found = _latin(text) + lower_case_names(text) + foreign_name_pairs(text)
     found += [(m.start(), m.end(), 0.65) for m in _VIET.finditer(text)]
+    found += _list_continuations(text, found)
     if _HAS_NON_LATIN.search(text):
         from ._script_names import lexicon_script_names
 

@@ -54,6 +54,15 @@ LEAKS = [
     ("Signed, Olamide Adeyemi", "Adeyemi"),
     ("Applicant: Zanele Dlamini", "Dlamini"),
     ("assigned to Chidi Okonkwo", "Okonkwo"),
+    # chat shapes in lower case: a mention, "X and i", "X and Y", a question, a list, after "call with"
+    ("@priya can you check", "priya"),
+    ("ok so bob and i fixed it", "bob"),
+    ("fatima and omar are out", "omar"),
+    ("can ingrid review this?", "ingrid"),
+    ("is yusuf on call today?", "yusuf"),
+    ("meeting notes - attendees: ravi, sofia, chen", "sofia"),
+    ("call with dmitri at 4", "dmitri"),
+    ("waiting on lukas for the keys", "lukas"),
     # more credential shapes: a vendor prefix, a webhook's token, curl's user:password, a passphrase
     ("postman PMAK-64a1b2c3d4e5f6a7b8c9d0e1-0123456789abcdef0123456789abcdef01", "0123456789abcdef0123"),
     ("https://discord.com/api/webhooks/123456789012345678/" + "Ab1Cd2Ef3Gh4" * 6, "Ab1Cd2Ef3Gh4Ab1Cd2Ef3"),
@@ -102,6 +111,14 @@ KEEPS = [
     "Signed with Adobe Sign",
     "Cheers Datadog",
     "best Kafka settings for throughput",
+    "ping @here",
+    "@app.route('/')",
+    "npm i @types/node",
+    "salt and pepper, black and white",
+    "is django installed? can redis handle it?",
+    "mark and sweep gc",
+    "tests for luca pass",
+    "depends on numpy",
 ]
 
 
