@@ -76,7 +76,8 @@ def test_a_redacted_cassette_still_serves_the_test_that_recorded_it(
 
     _redact(cassette)
     text = cassette.read_text(encoding="utf-8")
-    for value in (NAME, "Halvorsen", "7946", EMAIL, "northwind"):
+    # a piece of the phone number with its space: "7946" alone turns up in timestamps and durations
+    for value in (NAME, "Halvorsen", "20 7946", "7946 0958", EMAIL, "northwind"):
         assert value not in text, value
     redacted = Run.load(cassette)
     assert redacted.header.lineage is not None and redacted.header.lineage.relation == "redaction"
