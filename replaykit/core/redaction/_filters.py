@@ -84,9 +84,11 @@ def _keep(text: str, span: Span) -> bool:
 _PERSON_VERB = re.compile(
     r"\s+(?:says|said|asked|asks|wants|wanted|approved|reported|joined|confirmed|wrote|replied|sent|"
     r"thinks|agreed|called|prefers|moved|reviewed)\b")
-_PERSON_CUE = re.compile(
-    r"(?i:\b(?:mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|with|by|from|to|cc|ask|tell|"
-    r"ping|per|and|named|called)\.?,?)\s+$")
+# Words right before a name: those only a person takes, and prepositions a product takes as often
+# ("invite the team to Retool").
+_STRONG_CUE_WORDS = r"mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|cc|ask|tell|ping|named|called"
+_PERSON_CUE = re.compile(r"(?i:\b(?:" + _STRONG_CUE_WORDS + r"|with|by|from|to|per|and)\.?,?)\s+$")
+_STRONG_PERSON_CUE = re.compile(r"(?i:\b(?:" + _STRONG_CUE_WORDS + r")\.?,?)\s+$")
 
 
 _PARTICLES = frozenset("van von de da del der den di al el bin ibn le la dos du".split())
@@ -96,12 +98,21 @@ def person_context(text: str, start: int, end: int) -> bool:
     return bool(_PERSON_CUE.search(text[max(0, start - 16):start])) or bool(_PERSON_VERB.match(text, end))
 
 
+def strong_person_context(text: str, start: int, end: int) -> bool:
+    """``person_context`` without the prepositions: a cue only a person takes, or a person's verb."""
+    return bool(_STRONG_PERSON_CUE.search(text[max(0, start - 16):start])) or bool(_PERSON_VERB.match(text, end))
+
+
+def _has_name_word(text: str, start: int, end: int) -> bool:
+    """A word of the span (particles aside) is a given name or surname of the lexicon (60 k names of
+    80+ locales, or a surname shape)."""
+    return any(name_word(w) for w in text[start:end].split() if w not in _PARTICLES)
+
+
 def name_evidence(text: str, start: int, end: int) -> bool:
     """A model's multi-word PERSON (``Zendesk Workspace``, ``Parquet Webhook`` are such hits) is a name
-    when a word of it is a given name or surname of the lexicon (60 k names of 80+ locales, or a
-    surname shape), or a person's cue or verb is next to it."""
-    words = [w for w in text[start:end].split() if w not in _PARTICLES]
-    return person_context(text, start, end) or any(name_word(w) for w in words)
+    when a word of it is a lexicon name, or a person's cue or verb is next to it."""
+    return person_context(text, start, end) or _has_name_word(text, start, end)
 
 
 def recased_name_evidence(text: str, start: int, end: int) -> bool:
@@ -109,9 +120,7 @@ def recased_name_evidence(text: str, start: int, end: int) -> bool:
     preposition before it is no evidence, since technical prose puts its own unknown words there
     ("retry with jittered backoff", "compressed with zstd level"); a lexicon name word, a cue only a
     person takes or a person's verb after it is."""
-    words = [w for w in text[start:end].split() if w not in _PARTICLES]
-    return any(name_word(w) for w in words) or bool(_PERSON_VERB.match(text, end)) or \
-        bool(_STRONG_PERSON_CUE.search(text[max(0, start - 16):start]))
+    return _has_name_word(text, start, end) or strong_person_context(text, start, end)
 
 
 def _cued_pair_ok(value: str) -> bool:
@@ -141,13 +150,8 @@ def _model_name_ok(text: str, span: Span, value: str) -> bool:
     if context and english_word(value) and not given_name(value):
         # "invite the team to Retool", "moved to Harbor": a word after "to"/"with"/"by" is a product
         # as often as a person; an English word there needs a cue that only a person takes
-        return bool(_PERSON_VERB.match(text, span.end)) or \
-            bool(_STRONG_PERSON_CUE.search(text[max(0, span.start - 16):span.start]))
+        return strong_person_context(text, span.start, span.end)
     return context
-
-
-_STRONG_PERSON_CUE = re.compile(r"(?i:\b(?:mr|mrs|ms|dear|hi|hello|hey|thanks|customer|user|contact|cc|ask|tell|ping|"
-                                r"named|called)\.?,?)\s+$")
 
 
 def _name_like(value: str) -> bool:
