@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, JsonValue
 
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.trace import jsonsafe
@@ -31,6 +31,17 @@ EXPORT_SUFFIX = {"python": ".py", "langgraph": ".py", "pydantic-ai": ".py", "htm
 RunId = Annotated[str, Field(description="a run id from list_runs (ids only, never a path)")]
 Cursor = Annotated[str | None, Field(description="next_cursor of the previous page")]
 Limit = Annotated[int, Field(description="items per page (1-500)")]
+
+
+def _as_text(value: Any) -> Any:
+    """A search text the client sent as another JSON value (``4242``, ``true``), or that the SDK read
+    as JSON before validation (it parses ``"true"`` or ``"[1]"`` for any parameter not typed plain
+    ``str``), back to its text: what is searched is what the client typed."""
+    return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+#: An optional text filter: any JSON scalar or value becomes its text (see ``_as_text``).
+SearchText = Annotated[str | None, BeforeValidator(_as_text)]
 MaxChars = Annotated[int, Field(description="longest string shown whole; 0 shows everything")]
 
 
@@ -69,13 +80,13 @@ class Tools:
     # ---------------------------------------------------------------- finding runs
     def list_runs(
         self,
-        text: Annotated[str | None, Field(description="case-insensitive text in the id, title, tags, model, "
+        text: Annotated[SearchText, Field(description="case-insensitive text in the id, title, tags, model, "
                                                       "tools, or anywhere in the record")] = None,
-        tool: Annotated[str | None, Field(description="runs that called this tool")] = None,
-        model: Annotated[str | None, Field(description="runs of this model")] = None,
-        status: Annotated[str | None, Field(description="completed, failed, interrupted, incomplete, "
+        tool: Annotated[SearchText, Field(description="runs that called this tool")] = None,
+        model: Annotated[SearchText, Field(description="runs of this model")] = None,
+        status: Annotated[SearchText, Field(description="completed, failed, interrupted, incomplete, "
                                                         "or failing (any failed step)")] = None,
-        framework: Annotated[str | None, Field(description="source framework (hermes, openai-chat, ...)")] = None,
+        framework: Annotated[SearchText, Field(description="source framework (hermes, openai-chat, ...)")] = None,
         min_health: Annotated[int | None, Field(description="health score at least (0-100)")] = None,
         max_health: Annotated[int | None, Field(description="health score at most (0-100)")] = None,
         cursor: Cursor = None,
@@ -242,22 +253,25 @@ class Tools:
         self,
         run_id: RunId,
         at: Annotated[int, Field(description="the step to edit")],
-        args: Annotated[dict[str, Any] | str | None, Field(description="tool step: new arguments (object or "
-                                                                         "JSON text)")] = None,
-        result: Annotated[str | None, Field(description="tool step: new result text")] = None,
-        response: Annotated[str | None, Field(description="LLM step: new answer, text or tool calls as JSON "
-                                                          '([{"name": ..., "arguments": {...}}])')] = None,
+        args: Annotated[JsonValue, Field(description="tool step: new arguments, any JSON value (usually an "
+                                                     "object); a string is read as JSON text, as --args")] = None,
+        result: Annotated[JsonValue, Field(description="tool step: new result; a string is the result text, "
+                                                       "any other JSON value is written as JSON text")] = None,
+        response: Annotated[JsonValue, Field(description="LLM step: new answer: text, or tool calls as a JSON "
+                                                         'list [{"name": ..., "arguments": {...}}] or an object '
+                                                         '{"content": ..., "tool_calls": [...]} (or that JSON '
+                                                         "as text)")] = None,
     ) -> m.BranchMade:
         """A new run with one edit (replaykit branch): steps before `at` served from the record, step `at`
         edited. Give exactly one of args, result, response. play_run the branch to see what follows."""
-        from replaykit.core.replay.branch import branch
+        from replaykit.core.replay.branch import branch, edit_text
 
         given = [name for name, value in (("args", args), ("result", result), ("response", response))
                  if value is not None]
         if len(given) != 1:
             raise BadInput("give exactly one edit: args (tool step), result (tool step) or response (LLM step)")
-        args_text = json.dumps(args) if isinstance(args, dict) else args
-        child = branch(self.store, self.runs.load(run_id), at, args=args_text, result=result, response=response)
+        child = branch(self.store, self.runs.load(run_id), at, args=edit_text(args), result=edit_text(result),
+                       response=edit_text(response))
         lineage = child.header.lineage
         assert lineage is not None and lineage.edit is not None
         return m.BranchMade(run_id=child.run_id, parent_run_id=run_id, at=at,
@@ -371,7 +385,8 @@ class Tools:
     # ---------------------------------------------------------------- the corpus
     def corpus_stats(
         self,
-        run_ids: Annotated[list[str] | None, Field(description="these runs only (default: the whole store)")] = None,
+        run_ids: Annotated[list[str] | str | None, Field(description="these runs only, a list of ids or one id "
+                                                                    "(default: the whole store)")] = None,
         max_chars: MaxChars = DEFAULT_MAX_CHARS,
     ) -> m.CorpusStats:
         """Corpus report over the store (replaykit stats): runs, steps, tokens, cost, durations, health
@@ -384,6 +399,8 @@ class Tools:
             stats_task,
         )
 
+        if isinstance(run_ids, str):
+            run_ids = [run_ids]  # one id, as `replaykit stats RUN`
         paths = [self.runs.path(r) for r in run_ids] if run_ids else (
             corpus_sources(self.store, [], all_runs=True) if any(self.store.iter_summaries()) else [])
         infos: list[dict[str, Any]] = []

@@ -4,6 +4,7 @@ play, a bad run id, and no secret from the environment in anything the client re
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,66 @@ def test_debugging_session_over_stdio(tmp_path: Path) -> None:
     anyio.run(session)
     assert len(seen) > 20
     assert not [text for text in seen if SECRET in text], "the API key reached the client"
+
+
+def test_json_edit_loop_with_the_sdk_client_session(tmp_path: Path) -> None:
+    """list -> failing step -> branch with the tool result as a JSON object -> play offline -> diff, over
+    the SDK's ``ClientSession`` on ``stdio_client``: every edit takes any JSON value, as on the command line."""
+    from mcp import ClientSession, stdio_client
+
+    store = tmp_path / "store"
+    failing_store(store)
+    new_result = {"ok": True, "path": "out.txt", "bytes": 14, "lines": ["milk", "Bob", "sunny"]}
+
+    async def session() -> None:
+        async with stdio_client(stdio_params(store)) as (read, write), \
+                ClientSession(read, write, read_timeout_seconds=120) as client:
+            await client.initialize()
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            for name in ("args", "result", "response"):  # the published schema takes any JSON value
+                assert "type" not in tools["branch_run"].input_schema["properties"][name]
+
+            async def call(name: str, **args: Any) -> dict[str, Any]:
+                result = await client.call_tool(name, args)
+                assert not result.is_error, f"{name}: {wire_text(result)}"
+                check_schema(tools[name], result)
+                return dict(result.structured_content or {})
+
+            run_id = (await call("list_runs", status="failing"))["runs"][0]["run_id"]
+            failing = await call("failing_step", run_id=run_id)
+            at = failing["failing_step"]
+            made = await call("branch_run", run_id=run_id, at=at, result=new_result)
+            assert made["edit"] == {"target": "result", "step": at, "value": json.dumps(new_result),
+                                    "tool_call_id": made["edit"]["tool_call_id"]}
+            edited = await call("get_step", run_id=made["run_id"], step=at)
+            assert json.loads(edited["detail"]["result"]) == new_result and edited["detail"]["status"] == "ok"
+            played = await call("play_run", run_id=made["run_id"])
+            assert played["status"] == "completed" and played["counters"]["provider_calls"] == 0
+            after = await call("get_step", run_id=played["run_id"], step=at + 1, max_chars=0)
+            tool_messages = [m for m in after["detail"]["request"]["messages"] if m["role"] == "tool"]
+            assert json.loads(tool_messages[-1]["parts"][0]["content"]) == new_result  # what the model saw next
+            diff = await call("diff_runs", run_a=run_id, run_b=played["run_id"])
+            assert diff["equal"] is False
+            assert diff["first_divergence"]["step"] == at and diff["first_divergence"]["cause"] == "edit"
+
+            # the other edits as JSON values too: arguments as an object or a list, an answer as tool calls
+            assert (await call("branch_run", run_id=run_id, at=at, args={"path": "tmp/out.txt"}))["edit"]["value"] \
+                == {"path": "tmp/out.txt"}
+            assert (await call("branch_run", run_id=run_id, at=at, args=["out.txt"]))["edit"]["value"] == ["out.txt"]
+            calls = [{"name": "write_file", "arguments": {"path": "tmp/out.txt", "content": "x"}}]
+            answer = await call("branch_run", run_id=run_id, at=failing["requested_by_step"], response=calls)
+            step = await call("get_step", run_id=answer["run_id"], step=failing["requested_by_step"])
+            assert step["detail"]["response"]["tool_calls"][0]["arguments"] == calls[0]["arguments"]
+            assert (await call("corpus_stats", run_ids=run_id))["report"]["runs"] == 1
+
+            # a search text that reads as JSON (or is sent as a number) is searched as typed, not refused
+            for text in ("true", "[1, 2]", 4242):
+                assert (await call("list_runs", text=text))["query"]["text"] == json.dumps(text).strip('"')
+
+            # a value that does not fit the step is still a tool error, and the session goes on
+            wrong = await client.call_tool("branch_run", {"run_id": run_id, "at": failing["requested_by_step"],
+                                                          "result": {"ok": True}})
+            assert wrong.is_error and "LLM step" in wire_text(wrong)
+            assert (await call("run_health", run_id=run_id))["run_id"] == run_id
+
+    anyio.run(session)

@@ -158,3 +158,63 @@ def test_a_lineage_naming_a_path_does_not_lead_outside_the_store(tools: Tools, t
     assert "invalid run id" in cost.ledger["parent_note"] or "could not be read" in cost.ledger["parent_note"]
     diff = tools.diff_runs("failing-a", branch.run_id)
     assert "TOP SECRET" not in json.dumps(cost.model_dump()) + json.dumps(diff.model_dump())
+
+
+@pytest.mark.parametrize(("at", "edit", "value", "cli_text"), [
+    (4, "result", {"written": "out.txt", "bytes": 14, "note": "écrit"}, '{"written": "out.txt", "bytes": 14, "note": "écrit"}'),
+    (4, "result", ["line 1", "line 2"], '["line 1", "line 2"]'),
+    (4, "result", 14, "14"),
+    (4, "result", False, "false"),
+    (4, "result", "wrote out.txt", "wrote out.txt"),
+    (4, "args", {"path": "out2.txt", "content": "ok"}, '{"path": "out2.txt", "content": "ok"}'),
+    (4, "args", '{"path": "out2.txt"}', '{"path": "out2.txt"}'),
+    (4, "args", ["out2.txt", "ok"], '["out2.txt", "ok"]'),
+    (3, "response", [{"name": "write_file", "arguments": {"path": "tmp/out.txt", "content": "x"}}],
+     '[{"name": "write_file", "arguments": {"path": "tmp/out.txt", "content": "x"}}]'),
+    (3, "response", {"content": "Writing it.", "tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]},
+     '{"content": "Writing it.", "tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}]}'),
+    (3, "response", "I cannot write there.", "I cannot write there."),
+])
+def test_an_edit_takes_any_json_value_as_the_command_line_does(tools: Tools, at: int, edit: str, value: object,
+                                                               cli_text: str) -> None:
+    """Whatever JSON type the client picks, the branch is the one ``replaykit branch --<edit> TEXT`` makes."""
+    from replaykit.core.replay.branch import branch
+
+    made = tools.branch_run("failing-a", at, **{edit: value})  # type: ignore[arg-type]
+    over_mcp = tools.store.load(made.run_id)
+    on_cli = branch(tools.store, tools.store.load("failing-a"), at, **{edit: cli_text})
+    assert over_mcp.header.lineage is not None and on_cli.header.lineage is not None
+    assert over_mcp.header.lineage.edit == on_cli.header.lineage.edit
+    assert over_mcp.step(at).event == on_cli.step(at).event
+    assert over_mcp.step(at).event.provenance == "edited"
+
+
+def test_an_edit_that_does_not_fit_is_a_one_line_error(tools: Tools) -> None:
+    with pytest.raises(BadInput, match="not valid JSON"):
+        tools.branch_run("failing-a", 4, args="path=out.txt")
+    with pytest.raises(BadInput, match="LLM step"):
+        tools.branch_run("failing-a", 3, result={"ok": True})
+    with pytest.raises(BadInput, match="tool call 0 has no name"):
+        tools.branch_run("failing-a", 3, response=[{"arguments": {}}])
+
+
+def test_corpus_stats_takes_one_run_id_as_a_string(tools: Tools) -> None:
+    assert tools.corpus_stats(run_ids="failing-a").report["runs"] == 1
+    assert tools.corpus_stats(run_ids=["failing-a", "other-b"]).report["runs"] == 2
+
+
+def test_a_search_text_that_reads_as_json_is_searched_as_typed(tmp_path: Path) -> None:
+    """The SDK parses a string parameter holding JSON (``"true"``, ``"[1]"``) before validation; a
+    client may send a number to search for. Either way the text searched is the text sent."""
+    from pydantic import TypeAdapter
+
+    from replaykit.mcp.tools import SearchText
+
+    adapter = TypeAdapter(SearchText)
+    assert [adapter.validate_python(v) for v in (True, 4242, ["a", 1], None, "x")] == \
+        ["true", "4242", '["a", 1]', None, "x"]
+    store = RunStore(tmp_path / "store")
+    record_sample_run(store, "order-run", weather="order 4242 shipped: true")
+    record_sample_run(store, "plain-run")
+    tools = Tools(store)
+    assert [r.run_id for r in tools.list_runs(text=adapter.validate_python(4242)).runs] == ["order-run"]

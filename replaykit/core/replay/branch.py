@@ -37,6 +37,16 @@ def parse_json_arg(text: str, what: str) -> Any:
         raise BadInput(f"{what} is not valid JSON: {exc}") from exc
 
 
+def edit_text(value: Any) -> str | None:
+    """An edit given as any JSON value (MCP, Python callers) in the command line's text form: a string is
+    taken as is (JSON text for ``args``, the result or the answer text otherwise), anything else is
+    written as JSON text (an object result becomes the JSON a tool would have returned; a list of tool
+    calls becomes ``--response``'s JSON form). ``None`` stays ``None`` (no such edit)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
 def parse_response(text: str) -> Message:
     """``--response``: plain text, or tool calls as JSON: a list of ``{"name", "arguments", "id"?}``
     (OpenAI ``{"function": {...}}`` items too), or ``{"content": "...", "tool_calls": [...]}``."""
