@@ -1,6 +1,6 @@
 """Redaction throughput on trace-like text: replaykit's engine vs Presidio called once per message.
 
-Run:  PYTHONPATH=. python bench/bench_redaction.py [--runs N] [--modes patterns,ner]
+Run:  PYTHONPATH=. python bench/bench_redaction.py [--runs N] [--modes patterns,ner] [--ner-model NAME|PATH ...]
 
 Trace-like text repeats itself: every run carries the same system prompt, tools return the same files
 and listings, assistants repeat boilerplate; user messages and some tool results are unique. Both
@@ -12,6 +12,8 @@ sides process the same messages in the same process:
     show what the content-hash cache and batching add on their own;
   * replaykit: ``Redactor.redact_texts`` per run (content-hash cache, NER batched through nlp.pipe).
 Throughput is input characters per second of wall time, after one warm-up call on each side.
+``--ner-model`` (repeatable) measures NER mode once per spaCy pipeline named, baseline included (both
+sides use that pipeline), so two pipelines are compared in the same run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import time
 
 from replaykit.core.redaction import AnalysisEngine, EngineConfig, Redactor
 from replaykit.core.redaction._engine import build_analyzer
+from replaykit.core.redaction._engine_models import describe_model
 
 SYSTEM = (
     "You are Hermes, a coding assistant working in the repository at /home/dev/project. Follow the "
@@ -49,11 +52,11 @@ def make_runs(n_runs: int, seed: int = 7) -> list[list[str]]:
     return runs
 
 
-def bench_mode(mode: str, runs: list[list[str]]) -> dict[str, float]:
+def bench_mode(mode: str, runs: list[list[str]], model: str | None = None) -> dict[str, float]:
     from presidio_anonymizer import AnonymizerEngine
     from presidio_anonymizer.entities import OperatorConfig
 
-    config = EngineConfig(mode=mode)  # type: ignore[arg-type]
+    config = EngineConfig(mode=mode, model=model) if model else EngineConfig(mode=mode)  # type: ignore[arg-type]
     analyzer = build_analyzer(config)
     stock = build_analyzer(config, gated=False)  # same entities, plain Presidio recognizers
     entities = list(config.resolved_entities())
@@ -94,20 +97,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=40)
     ap.add_argument("--modes", default="patterns,ner")
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON (last line; bench/run_all.py)")
+    ap.add_argument("--ner-model", action="append", default=[], metavar="NAME|PATH",
+                    help="spaCy pipeline of NER mode (repeat to compare several in one run)")
     args = ap.parse_args()
     rows: list[dict[str, object]] = []
     runs = make_runs(args.runs)
     targets = {"patterns": 1_000_000, "ner": 60_000}
     print(f"{'mode':9} {'chars':>9} {'presidio/msg c/s':>17} {'same-cfg/msg':>13} {'replaykit c/s':>14} "
           f"{'speedup':>8} {'cache':>6}  target")
-    for mode in args.modes.split(","):
-        r = bench_mode(mode, runs)
+    cases = [(mode, model) for mode in args.modes.split(",")
+             for model in ((args.ner_model or [None]) if mode == "ner" else [None])]
+    for mode, model in cases:
+        r = bench_mode(mode, runs, model)
         ok = r["ours_cps"] >= targets[mode] and r["speedup"] >= 5
-        rows.append({"bench": f"redaction {mode} (chars/s)", "replaykit": r["ours_cps"], "baseline": r["baseline_cps"],
+        label = mode if model is None else f"{mode} ({describe_model(model)})"
+        rows.append({"bench": f"redaction {label} (chars/s)", "replaykit": r["ours_cps"], "baseline": r["baseline_cps"],
                      "ratio": r["speedup"], "note": f"target >= {targets[mode]:,} c/s and 5x: {'ok' if ok else 'MISSED'}"})
         print(f"{mode:9} {r['chars']:>9.0f} {r['baseline_cps']:>17,.0f} {r['same_config_cps']:>13,.0f} "
               f"{r['ours_cps']:>14,.0f} {r['speedup']:>7.1f}x {r['cache_speedup']:>5.1f}x  "
-              f"{'ok' if ok else 'MISSED'} (>= {targets[mode]:,} c/s and 5x)")
+              f"{'ok' if ok else 'MISSED'} (>= {targets[mode]:,} c/s and 5x)" + (f"  {describe_model(model)}" if model else ""))
     if args.json:
         print(json.dumps(rows))
 

