@@ -44,7 +44,7 @@ echo "== writing $OUT"
 "$VENV/bin/python" -m pip freeze --exclude-editable \
     | grep -E '^[A-Za-z0-9._-]+==' \
     | awk -F'==' '{ printf "%s==%s\n", tolower($1), $2 }' \
-    | LC_ALL=C sort -f > "$OUT.tmp"
+    | LC_ALL=C sort -t= -k1,1 > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 
 if [ "$(realpath -m "$OUT")" != "$(realpath -m constraints/latest.txt)" ]; then
