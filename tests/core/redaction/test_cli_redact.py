@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from replaykit.core.trace.store import RunStore
 from replaykit.testing.sample_pii_run import build_support_run
 
@@ -91,3 +93,18 @@ def test_ner_model_option_and_store_config(tmp_path: Path, capsys, monkeypatch) 
     assert main(["redact", "orig-m", "--store", str(store.root), "--ner-model", "best", "--json"]) == 0
     rid = json.loads(capsys.readouterr().out)["run_id"]
     assert "John Smith" not in store.path_for(rid).read_text()
+
+
+def test_a_pipeline_is_described_by_name_and_version(tmp_path: Path) -> None:
+    """The benches name the pipeline of each row: a package with its version, a folder by its meta.json."""
+    pytest.importorskip("spacy")
+    from replaykit.core.redaction._engine_models import DEFAULT_MODEL, describe_model
+
+    assert describe_model(DEFAULT_MODEL).startswith(f"{DEFAULT_MODEL} 3.")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"lang": "en", "name": "core_web_md", "version": "3.8.0"}))
+    assert describe_model(str(folder)) == f"en_core_web_md 3.8.0 (folder {folder})"
+    (folder / "meta.json").write_text("{")
+    assert describe_model(str(folder)) == f"folder {folder}"
+    assert describe_model("no_such_pipeline") == "no_such_pipeline"
