@@ -8,7 +8,6 @@ methods raise ``ReplaykitError`` for bad input, worded once by the core.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +15,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field, JsonValue
 
 from replaykit.core.errors import BadInput, ReplaykitError
+from replaykit.core.replay.branch import edit_text
 from replaykit.core.trace import jsonsafe
 from replaykit.core.trace.store import RunStore
 from replaykit.mcp import models as m
@@ -33,15 +33,11 @@ Cursor = Annotated[str | None, Field(description="next_cursor of the previous pa
 Limit = Annotated[int, Field(description="items per page (1-500)")]
 
 
-def _as_text(value: Any) -> Any:
-    """A search text the client sent as another JSON value (``4242``, ``true``), or that the SDK read
-    as JSON before validation (it parses ``"true"`` or ``"[1]"`` for any parameter not typed plain
-    ``str``), back to its text: what is searched is what the client typed."""
-    return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-#: An optional text filter: any JSON scalar or value becomes its text (see ``_as_text``).
-SearchText = Annotated[str | None, BeforeValidator(_as_text)]
+#: An optional text filter. A client may send a number to search for (``4242``), and the SDK parses a
+#: string holding JSON (``"true"``, ``"[1]"``) for any parameter not typed plain ``str`` before
+#: validation: either way the value goes back to its text (``edit_text``, the edits' one conversion), so
+#: what is searched is what the client typed.
+SearchText = Annotated[str | None, BeforeValidator(edit_text)]
 MaxChars = Annotated[int, Field(description="longest string shown whole; 0 shows everything")]
 
 
@@ -264,7 +260,7 @@ class Tools:
     ) -> m.BranchMade:
         """A new run with one edit (replaykit branch): steps before `at` served from the record, step `at`
         edited. Give exactly one of args, result, response. play_run the branch to see what follows."""
-        from replaykit.core.replay.branch import branch, edit_text
+        from replaykit.core.replay.branch import branch
 
         given = [name for name, value in (("args", args), ("result", result), ("response", response))
                  if value is not None]
