@@ -154,6 +154,11 @@ def test_json_edit_loop_with_the_sdk_client_session(tmp_path: Path) -> None:
             assert diff["equal"] is False
             assert diff["first_divergence"]["step"] == at and diff["first_divergence"]["cause"] == "edit"
 
+            # a result sent as JSON text (the SDK reads it as the object it holds): the same value, stored as text
+            as_text = await call("branch_run", run_id=run_id, at=at, result='{"ok":true,"bytes":14}')
+            stored = (await call("get_step", run_id=as_text["run_id"], step=at))["detail"]["result"]
+            assert json.loads(stored) == {"ok": True, "bytes": 14}
+
             # the other edits as JSON values too: arguments as an object or a list, an answer as tool calls
             assert (await call("branch_run", run_id=run_id, at=at, args={"path": "tmp/out.txt"}))["edit"]["value"] \
                 == {"path": "tmp/out.txt"}
