@@ -4,8 +4,11 @@ a version inside pyproject.toml's range (so pip has nothing left to pick the new
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import tomllib
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -80,3 +83,29 @@ def test_every_install_line_installs_a_tested_set(args: str) -> None:
         assert version is not None, f"{found[1]} does not pin {req.name} (needed by `pip install {args}`)"
         assert req.specifier.contains(version, prereleases=True), \
             f"{found[1]} pins {req.name}=={version}, outside pyproject.toml's {req.specifier}"
+
+
+def test_refresh_latest_never_writes_the_hermes_set(tmp_path: Path) -> None:
+    before = (ROOT / "constraints" / "hermes.txt").read_bytes()
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "refresh-latest.sh")], capture_output=True, text=True,
+                          env={**os.environ, "RK_NEXT_OUT": "constraints/hermes.txt",
+                               "RK_NEXT_VENV": str(tmp_path / "venv")}, timeout=60)
+    assert done.returncode == 2 and "hermes" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "venv").exists()  # refused before anything was built
+    assert (ROOT / "constraints" / "hermes.txt").read_bytes() == before
+
+
+@pytest.mark.parametrize(("keep_going", "steps"), [("0", ["ruff"]), ("1", ["ruff", "mypy", "pytest"])])
+def test_the_suite_steps_stop_or_go_on_after_a_failure(tmp_path: Path, keep_going: str, steps: list[str]) -> None:
+    """scripts/suite-lib.sh: test.sh stops at the first failing step; refresh-latest runs them all, so a
+    new ruff rule does not hide what new releases do to the tests. Either way the result is a failure."""
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text('#!/bin/sh\necho "ran $2 RK_ENV=$RK_ENV"\n[ "$2" != ruff ]\n')
+    python.chmod(0o755)
+    script = f'source scripts/suite-lib.sh; WORKERS=2 KEEP_GOING={keep_going} run_suite next "{tmp_path / "venv"}" -k x'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 1
+    assert [line.split()[1] for line in done.stdout.splitlines() if line.startswith("ran ")] == steps
+    if "pytest" in steps:
+        assert "ran pytest RK_ENV=next" in done.stdout  # the tests know their environment
