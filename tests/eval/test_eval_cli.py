@@ -83,7 +83,18 @@ def test_gate_exit_codes_and_report(corpus: Corpus, server: ScriptedServer, tmp_
     (["--filter", "colour=red"], "unknown key"),
     (["--filter", "health<abc"], "number"),
     (["--at", "sometimes"], "--at"),
-    (["--scorer", "nocolon"], "MODULE:FUNCTION"),
+    (["--scorer", "nocolon"], "unknown scorer"),
+    (["--scorer", "a:b:c"], "MODULE:FUNCTION"),
+    (["--scorer", "json:no_such_function"], "cannot import"),
+    (["--scorer", "judge"], "--judge-model"),
+    (["--scorer", "judge", "--judge-model", "j", "--rubric", "/nonexistent/rubric.txt"], "--rubric"),
+    (["--scorer", "judge", "--judge-model", "j", "--judge-base-url", "ftp://x"], "--judge-base-url"),
+    (["--scorer", "judge", "--judge-model", "j", "--judge-api-key-env", "REPLAYKIT_EVAL_UNSET_VAR"], "not set"),
+    (["--judge-model", "j"], "--scorer judge"),
+    (["--scorer", "exact", "--gate-scorer", "tools"], "--gate-scorer"),
+    (["--repeat", "0"], "--repeat"),
+    (["--repeat", "3", "--pass-rate", "1.5"], "--pass-rate"),
+    (["--fail-worse-by", "0.1"], "--compare"),
     (["--max-concurrency", "0"], "--max-concurrency"),
     (["--api-key-env", "REPLAYKIT_EVAL_UNSET_VAR"], "not set"),
 ])
@@ -98,6 +109,7 @@ def test_bad_input_is_one_line_and_exit_2(corpus: Corpus, server: ScriptedServer
         code, err = int(exc.code or 0), capsys.readouterr().err
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert server.llm_requests == []  # found before any candidate call
 
 
 def test_junit_is_read_by_a_junit_parser(corpus: Corpus, server: ScriptedServer, tmp_path: Path,
@@ -185,10 +197,11 @@ def test_scorer_scores_and_a_failing_scorer_fails_only_its_runs(corpus: Corpus, 
     scorer_failed = [r for r in picky["runs"] if r.get("scorer_failed")]
     assert [r["run_id"] for r in scorer_failed] == [next(k for k, p in corpus.plants.items() if p.kind == "final_answer")]
     assert scorer_failed[0]["verdict"] == "failed" and "scorer-failed" in scorer_failed[0]["reason"]
-    missing = json.loads(_run(_args(corpus, server, tmp_path / "missing", "--json", "--scorer", "no_such_mod:f"),
-                              capsys)[1])
-    judged = [r for r in missing["runs"] if r["verdict"] != "not replayable"]
-    assert missing["totals"]["scorer_failed"] == len(judged) - 1  # every run but the 401 (never scored)
+    # a scorer that cannot be imported is bad input, found before the first candidate call
+    before = len(server.llm_requests)
+    code, _, err = _run(_args(corpus, server, tmp_path / "missing", "--json", "--scorer", "no_such_mod:f"), capsys)
+    assert code == 2 and "no_such_mod:f" in err and len(err.strip().splitlines()) == 1
+    assert len(server.llm_requests) == before and not (tmp_path / "missing" / "manifest.jsonl").exists()
 
 
 def test_at_turn_plays_each_turn_and_at_step(corpus: Corpus, server: ScriptedServer, tmp_path: Path,
