@@ -50,7 +50,12 @@ Reply with exactly one JSON object and nothing else:
 
 
 class GradeError(ReplaykitError):
-    """The judge could not grade one answer (its output is not a grade, or its endpoint failed)."""
+    """The judge could not grade one answer: its output is not a grade, or (``unreachable``) its endpoint
+    failed for good (retries spent)."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,8 @@ def grade(config: dict[str, Any], task: str, reference: str | None, candidate: s
     try:
         response = LiveModel(judge_play_options(config)).complete(messages, None, {"temperature": 0})
     except ReplaykitError as exc:
-        raise GradeError(f"the judge's endpoint failed: {' '.join(str(exc).split())[:240]}") from None
+        raise GradeError(f"the judge's endpoint failed: {' '.join(str(exc).split())[:240]}",
+                         unreachable=True) from None
     text = response.message.text or ""
     os.makedirs(cache.parent, mode=0o700, exist_ok=True)
     write_private(cache, json.dumps({"text": text, "model": config["model"]}))  # malformed too: never asked again

@@ -138,6 +138,8 @@ def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: Run
             value, why = scorers.score(name, run, candidate, cut, turn, options.get("judge"))
         except scorers.ScorerFailed as exc:
             scorer_error = scorer_error or str(exc)
+            if exc.unreachable:
+                out["judge_unreachable"] = True
             continue
         scores[name] = round(value, 6)
         if why is not None:
@@ -237,6 +239,8 @@ def _fold(plays: list[dict[str, Any]]) -> dict[str, Any]:
         out["failure"] = PROVIDER_FAILURE
     if any(p.get("scorer_failed") for p in plays):
         out["scorer_failed"] = True
+    if any(p.get("judge_unreachable") for p in plays):
+        out["judge_unreachable"] = True
     scored = [p for p in plays if p.get("scores")]
     if scored:  # per scorer, the worst turn (as the score); a reason from the turn that scored lowest
         names = list(dict.fromkeys(n for p in scored for n in p["scores"]))

@@ -160,6 +160,8 @@ def evaluate(
 
     refused: list[str] = []
     succeeded = [0]
+    judge_down: list[tuple[int, str]] = []  # (partition, reason) of runs whose grading the judge's endpoint failed
+    graded = [0]
     left: dict[str, int] = {}
 
     def watch(result: PartitionResult) -> None:
@@ -175,6 +177,15 @@ def evaluate(
                 refused.append(record["result"].get("reason", ""))
             elif record["result"]["verdict"] != "not replayable":
                 succeeded[0] += 1
+            if record["result"].get("judge_unreachable"):
+                judge_down.append((result.index, record["result"].get("reason", "")))
+            elif "judge" in record["result"].get("scores", {}):
+                graded[0] += 1
+        if len(judge_down) >= REFUSED_STOP and not graded[0]:
+            for index, _ in judge_down:  # forgotten: a rerun grades them (their candidate plays come from the store)
+                (out / shard_name(index)).unlink(missing_ok=True)
+            raise EndpointRefused(f"the judge's endpoint failed the first {len(judge_down)} grades, eval stopped "
+                                  f"(resume with the same command): {judge_down[-1][1].removeprefix('scorer-failed: ')}")
         if len(refused) >= REFUSED_STOP and not succeeded[0]:
             raise EndpointRefused(f"the endpoint failed the first {len(refused)} candidate plays, eval stopped "
                                   f"(resume with the same command): {refused[-1]}")

@@ -92,7 +92,12 @@ def tool_score(original: Run, candidate: Run, cut: int) -> dict[str, float]:
 
 
 class ScorerFailed(Exception):
-    """One scorer could not score one play: the play is scorer-failed, the eval goes on."""
+    """One scorer could not score one play: the play is scorer-failed, the eval goes on.
+    ``unreachable``: the judge's endpoint failed (the driver stops an eval whose judge is down)."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 def score(name: str, original: Run, candidate: Run, cut: int, turn: int | None,
@@ -111,7 +116,7 @@ def score(name: str, original: Run, candidate: Run, cut: int, turn: int | None,
         try:
             found = grader.grade(judge_config, grader.task_text(original, turn), reference, answer)
         except grader.GradeError as exc:
-            raise ScorerFailed(f"judge: {exc}") from None
+            raise ScorerFailed(f"judge: {exc}", unreachable=exc.unreachable) from None
         return found.score, found.reason
     try:
         value = float(load_user(name)(original, candidate))

@@ -142,21 +142,33 @@ def test_a_429_storm_is_ridden_out_under_the_limiter(corpus: Corpus, tmp_path: P
     assert EndpointLimiter(str(tmp_path / "storm" / ".limiter-judge")).calls() == sent  # every try went through it
 
 
-def test_a_judge_that_is_down_fails_the_scoring_not_the_eval(corpus: Corpus, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_judge_that_is_down_stops_the_eval_and_a_rerun_grades_without_replaying(
+        corpus: Corpus, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     down = ScriptedServer(lambda r: fault("500"))
-    url = down.base_url  # the port is closed once the server is gone
+    url, port = down.base_url, down.port  # the port is closed once the server is gone
     down.stop()
-    picked = [r.run_id for r in corpus.runs if r.status == "completed"][:3]
+    out = tmp_path / "down"
     with ScriptedServer(mirror_policy(corpus.runs)) as cand:
-        code = main(["eval", *picked, "--engine", "openai", "--base-url", cand.base_url, "--model", "candidate",
-                     "--store", str(corpus.store.root), "-o", str(tmp_path / "down"), "--workers", "1",
-                     "--scorer", "judge", "--judge-model", "grader", "--judge-base-url", url, "--json"])
-    report = json.loads(capsys.readouterr().out)
+        argv = ["eval", "--all", "--engine", "openai", "--base-url", cand.base_url, "--model", "candidate",
+                "--store", str(corpus.store.root), "-o", str(out), "--workers", "1", "--scorer", "judge",
+                "--judge-model", "grader", "--judge-base-url", url, "--json"]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 1 and "the judge's endpoint failed the first 3 grades" in err and "cannot reach" in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        played = {r.body["messages"][1]["content"] for r in cand.llm_requests}
+        assert len(played) <= 4  # stopped after the first grades failed, not after the whole corpus
+        with ScriptedServer(judge_policy(corpus.runs, {}), port=port):  # the judge is back: the same command
+            before = len(cand.llm_requests)
+            code = main(argv)
+            captured = capsys.readouterr()
+            assert code == 0, captured.err
+            report = json.loads(captured.out)
+            replayed = {r.body["messages"][1]["content"] for r in cand.llm_requests[before:]}
     assert code == 0
     judged = [r for r in report["runs"] if r["verdict"] != "not replayable"]
-    assert judged and all(r["verdict"] == "failed" and r["scorer_failed"] for r in judged)
-    assert all("judge's endpoint failed" in r["reason"] and "cannot reach" in r["reason"] for r in judged)
+    assert judged and all(r["scores"]["judge"] == 1.0 and not r.get("scorer_failed") for r in judged)
+    assert not replayed & played  # the candidate plays of the stopped eval came from the store
 
 
 def test_judge_calls_count_in_max_calls(corpus: Corpus, tmp_path: Path) -> None:
