@@ -43,6 +43,12 @@ def _diff_pages(report: dict[str, Any], store: RunStore, folder: Path) -> dict[s
     return pages
 
 
+def _widths(repeated: bool) -> list[float]:
+    """Column widths (percent) of the run table: the id and the reason get the room."""
+    fixed = [18, 8, 6, *([6, 6] if repeated else []), 5, 5, 6, 6, 14]
+    return [*fixed, 100 - sum(fixed)]
+
+
 def render_eval(report: dict[str, Any], links: dict[str, str] | None = None) -> str:
     links = links or {}
     totals, candidate = report["totals"], report["candidate"]
@@ -100,7 +106,7 @@ def render_eval(report: dict[str, Any], links: dict[str, str] | None = None) -> 
         "<h2>Runs</h2>",
         f'<p class="meta">{esc(len(links))} of {esc(totals["judged"])} judged runs link to the diff of their '
         "candidate play against the record; click a column to sort, type to filter.</p>",
-        data_table(headers, rows, filter_column=1, filter_label="every verdict"),
+        data_table(headers, rows, filter_column=1, filter_label="every verdict", widths=_widths(repeated)),
     ]
     return script_page("replaykit eval report", "\n".join(body))
 

@@ -217,7 +217,7 @@ def render_compare_html(document: dict[str, Any]) -> str:
             [[(r["run_id"], None), (r["change"], None), (r["verdict_a"], None), (r["verdict_b"], None),
               (r["score_a"], None), (r["score_b"], None), (r["score_delta"], None), (r["pass_rate_a"], None),
               (r["pass_rate_b"], None), (r.get("reason_b") or "", None)] for r in document["runs"]],
-            filter_column=1),
+            filter_column=1, filter_label="every change", widths=[18, 8, 9, 9, 6, 6, 7, 7, 7, 23]),
     ]
     return script_page("replaykit eval compare", "\n".join(body))
 

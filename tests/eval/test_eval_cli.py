@@ -144,16 +144,30 @@ def test_html_is_escaped_self_contained_and_links_each_diff(corpus: Corpus, serv
     assert _run(_args(corpus, server, tmp_path / "h", "--html", str(page)), capsys)[0] == 0
     text = page.read_text()
     report = json.loads((tmp_path / "h" / "report.json").read_text())
-    assert "<svg" in text and "<script" not in text
+    assert "<svg" in text
+    # one script, ours, allowed by its hash alone (no other script could run)
+    import base64
+    import hashlib
+
+    from replaykit.eval.html_table import SCRIPT
+
+    assert text.count("<script") == 1 and f"<script>{SCRIPT}</script>" in text
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in text and "unsafe-eval" not in text
     assert not re.search(r"""(src|href|url)\s*[=(]\s*["']?(https?:)?//""", text)  # nothing from the network
     assert "Content-Security-Policy" in text
-    differing = [r["run_id"] for r in report["runs"] if r["verdict"] not in ("same", "not replayable")
-                 and r.get("first_divergence")]
-    assert differing
-    for run_id in differing:
+    judged = [r["run_id"] for r in report["runs"] if r["verdict"] != "not replayable"]
+    played = {r["run_id"] for r in report["execution"]["runs"] if r["candidate_runs"]}
+    reachable = [rid for rid in judged if corpus.store.path_for(f"{rid}").exists() and rid in played
+                 and any(corpus.store.path_for(c).exists() for c in next(
+                     r["candidate_runs"] for r in report["execution"]["runs"] if r["run_id"] == rid))]
+    assert len(reachable) >= len(judged) - 1  # all but the run whose candidate the endpoint refused (401)
+    for run_id in reachable:  # every judged run with a candidate play links to its diff, 'same' ones too
         link = f'href="eval-diffs/{run_id}.html"'
         assert link in text
         assert (tmp_path / "eval-diffs" / f"{run_id}.html").is_file()
+    for run in report["runs"]:  # and every run is a row of the table
+        assert f">{run['run_id']}<" in text
     assert oct(page.stat().st_mode & 0o777) == "0o600"
     from replaykit.eval.html import render_eval
 
