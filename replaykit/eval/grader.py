@@ -88,7 +88,7 @@ def judge_play_options(config: dict[str, Any]) -> PlayOptions:
         "stale_timeout": config.get("stale_timeout"), "extra": extra,
     }
     api = config.get("api")
-    if "api" in PlayOptions.__dataclass_fields__:
+    if speaks_apis():
         fields["api"] = api or None  # the live model picks and checks it
     elif api not in (None, DEFAULT_API):
         raise BadInput(f"--judge-api {api}: this replaykit's live model speaks {DEFAULT_API} only")
@@ -103,11 +103,23 @@ def check_config(config: dict[str, Any]) -> None:
     options = judge_play_options(config)
     if not options.model:
         raise BadInput("--scorer judge needs --judge-model NAME (the model that grades)")
+    config["safe_base_url"] = safe_url(options)
+    LiveModel(options)  # builds the client, reads the key: what fails here would fail every grade
+
+
+def speaks_apis() -> bool:
+    """Whether this live model takes an API in ``PlayOptions`` (native provider APIs, default hosts)."""
+    return "api" in PlayOptions.__dataclass_fields__
+
+
+def safe_url(options: PlayOptions) -> str | None:
+    """The judge's endpoint as it may be written down; None: the API's default host (no --judge-base-url)."""
+    if not options.base_url and speaks_apis():
+        return None
     try:
-        options.safe_base_url()
+        return options.safe_base_url()
     except BadInput as exc:
         raise BadInput(f"--judge-base-url: {exc}".replace("--base-url ", "")) from None
-    LiveModel(options)  # builds the client, reads the key: what fails here would fail every grade
 
 
 def task_text(run: Run, turn: int | None) -> str:

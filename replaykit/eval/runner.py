@@ -231,7 +231,9 @@ def _judge_config(names: list[str], out: Path, *, rubric: str | None, model: str
         return None
     if not model:
         raise BadInput("--scorer judge needs --judge-model NAME (the model that grades)")
-    url = base_url or candidate_url
+    # No --judge-base-url: the candidate's endpoint, unless --judge-api names an API of its own (then
+    # that API's default host, where the live model speaks native APIs).
+    url = base_url or ("" if api not in (None, grader.DEFAULT_API) and grader.speaks_apis() else candidate_url)
     config: dict[str, Any] = {
         "model": model, "api": api or grader.DEFAULT_API, "base_url": url,
         "api_key_env": api_key_env if base_url else (api_key_env or candidate_key_env),
@@ -240,8 +242,7 @@ def _judge_config(names: list[str], out: Path, *, rubric: str | None, model: str
         "cache": str((out / grader.CACHE).resolve()),
         "limiter": None if url == candidate_url else str((out / grader.LIMITER).resolve()),
     }
-    grader.check_config(config)
-    config["safe_base_url"] = grader.judge_play_options(config).safe_base_url()
+    grader.check_config(config)  # sets config["safe_base_url"]
     return config
 
 
