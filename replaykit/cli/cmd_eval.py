@@ -168,7 +168,8 @@ def handle(args: argparse.Namespace) -> int:
     else:
         totals = document["totals"]
         verdicts = ", ".join(f"{n} {v}" for v, n in totals["verdicts"].items() if n)
-        print(f"{totals['selected']} runs: {verdicts or 'none judged'}; mean score {totals['score']['mean']}; "
+        samples = (f"; pass rate {totals['pass_rate']}, {totals['unstable']} unstable" if args.repeat > 1 else "")
+        print(f"{totals['selected']} runs: {verdicts or 'none judged'}; mean score {totals['score']['mean']}{samples}; "
               f"left {totals['left']}; report {Path(args.out) / 'report.json'}")
     for failed in report.failed_thresholds:
         print(f"replaykit: threshold failed: {failed}", file=sys.stderr)
