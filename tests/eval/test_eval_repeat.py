@@ -63,6 +63,13 @@ def test_repeat_5_with_a_candidate_right_3_times_in_5(corpus: Corpus, tmp_path: 
     recorded_calls = sum(len(r.llm_calls()) for r in corpus.runs if r.run_id in runs
                          and runs[r.run_id]["verdict"] != "not replayable")
     assert sent == K * recorded_calls
+    # the pass rate and the instability reach JUnit and the HTML run table
+    from replaykit.eval.html import render_eval
+    from replaykit.eval.junit import render_junit
+
+    assert "pass rate 0.6 (unstable" in render_junit(report)
+    page = render_eval(report)
+    assert "<th" in page and ">pass rate<" in page and ">unstable<" in page
 
 
 def test_a_stricter_pass_rate_makes_the_unstable_runs_regress(corpus: Corpus, tmp_path: Path,
