@@ -133,7 +133,8 @@ def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: Run
     scores: dict[str, float] = {}
     reasons: dict[str, str] = {}
     scorer_error: str | None = None
-    for name in options["scorers"]:
+    # A play that did not complete fails whatever its scores: nothing is scored (no judge call is paid for it).
+    for name in options["scorers"] if candidate.status == "completed" else ():
         try:
             value, why = scorers.score(name, run, candidate, cut, turn, options.get("judge"))
         except scorers.ScorerFailed as exc:
@@ -148,10 +149,10 @@ def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: Run
     if reasons:
         out["reasons"] = reasons
     out["score"] = scores.get(options["gate_scorer"], 0.0)
-    if scorer_error is not None:
-        out.update(verdict="failed", reason=f"scorer-failed: {scorer_error}", score=0.0, scorer_failed=True)
-    elif candidate.status != "completed":
+    if candidate.status != "completed":
         out.update(verdict="failed", reason=f"the candidate play ended {candidate.status}", score=0.0)
+    elif scorer_error is not None:
+        out.update(verdict="failed", reason=f"scorer-failed: {scorer_error}", score=0.0, scorer_failed=True)
     else:
         out["verdict"] = compare.verdict(equal=diff.equal, score=out["score"], health_delta=deltas["health"]["delta"])
     return out
