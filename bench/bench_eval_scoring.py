@@ -13,6 +13,10 @@ limiter's bookkeeping costs per call, plus the bound itself (2 in flight instead
 Repeat: ``--runs`` generated runs, each played K times by one ``eval --repeat K`` (the offline control
 once per run, one manifest, one report) against K separate evals of the same runs (K controls per run).
 Ratio = K separate evals' wall / the repeat eval's wall (above 1: the repeat is cheaper).
+
+Page: the ``eval --html`` page of a 10,000-run report opened in headless Chromium (Debian's, through
+Playwright; skipped when either is missing), milliseconds to the load event, the best of 3, next to the
+same rows as one plain table (the page before the chunked run table). Ratio = plain / chunked.
 """
 
 from __future__ import annotations
@@ -52,6 +56,50 @@ def _grade_all(config: dict[str, Any], answers: list[str], threads: int) -> floa
     for t in pool:
         t.join()
     return time.perf_counter() - started
+
+
+def _page_open_ms() -> tuple[float, float] | None:
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if chromium is None:
+        return None
+    sys.path.insert(0, str(ROOT / "tests" / "eval"))
+    from test_eval_html_scale import N, _run  # the test's 10,000-run report
+
+    from replaykit.eval.html import render_eval
+    from replaykit.eval.report import EvalReport
+
+    runs = [_run(i) for i in range(N)]
+    report = EvalReport(candidate={"engine": "openai", "model": "cand", "base_url": "http://127.0.0.1:1/v1",
+                                   "at": "first", "scorers": ["judge"], "gate_scorer": "judge", "repeat": 1},
+                        runs=runs, selected=N, execution={"runs": []})
+    report.check(None, None)
+    links = {r["run_id"]: f"eval-diffs/{r['run_id']}.html" for r in runs}
+    chunked = render_eval(json.loads(json.dumps(report.to_json())), links)
+    start, end = chunked.index('<div class="runs"'), chunked.index("</div>\n<script>")
+    rows = "".join(part.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+                   for part in chunked[start:end].split('<div class="chunk">')[1:])
+    plain = chunked[:start] + f"<table><tbody>{rows}</tbody></table>" + chunked[end + len("</div>"):]
+    with tempfile.TemporaryDirectory(prefix="rk-bench-page-") as tmp:
+        times: dict[str, float] = {}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+            page = browser.new_page()
+            for name, text in (("chunked", chunked), ("plain", plain)):
+                path = Path(tmp) / f"{name}.html"
+                path.write_text(text, encoding="utf-8")
+                best = 1e9
+                for _ in range(3):
+                    page.goto(path.as_uri(), wait_until="load")
+                    best = min(best, page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+                times[name] = best
+            browser.close()
+    return times["chunked"], times["plain"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append({"bench": f"eval --repeat {k} vs {k} separate evals (s)", "replaykit": round(repeated, 2),
                      "baseline": round(separate, 2), "ratio": round(separate / repeated, 2),
                      "note": f"{len(run_ids)} runs of 8 steps; ratio > 1: the repeat is cheaper"})
+    page = _page_open_ms()
+    if page is not None:
+        chunked, plain = page
+        rows.append({"bench": "eval --html, 10,000 runs: ms to open in Chromium (best of 3)",
+                     "replaykit": round(chunked), "baseline": round(plain), "ratio": round(plain / chunked, 2),
+                     "note": "baseline: the same rows as one plain table"})
     if args.json:
         print(json.dumps(rows))
     else:
