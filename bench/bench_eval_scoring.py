@@ -68,19 +68,11 @@ def _page_open_ms() -> tuple[float, float] | None:
         return None
     if chromium is None:
         return None
-    sys.path.insert(0, str(ROOT / "tests" / "eval"))
-    from test_eval_html_scale import N, _run  # the test's 10,000-run report
-
     from replaykit.eval.html import render_eval
-    from replaykit.eval.report import EvalReport
+    from replaykit.testing.eval_reports import synthetic_report
 
-    runs = [_run(i) for i in range(N)]
-    report = EvalReport(candidate={"engine": "openai", "model": "cand", "base_url": "http://127.0.0.1:1/v1",
-                                   "at": "first", "scorers": ["judge"], "gate_scorer": "judge", "repeat": 1},
-                        runs=runs, selected=N, execution={"runs": []})
-    report.check(None, None)
-    links = {r["run_id"]: f"eval-diffs/{r['run_id']}.html" for r in runs}
-    chunked = render_eval(json.loads(json.dumps(report.to_json())), links)
+    document, links = synthetic_report(10_000)
+    chunked = render_eval(document, links)
     start, end = chunked.index('<div class="runs"'), chunked.index("</div>\n<script>")
     rows = "".join(part.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
                    for part in chunked[start:end].split('<div class="chunk">')[1:])

@@ -3,15 +3,13 @@ opens in under a second, every run is a row with its link, and the table sorts a
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replaykit.eval.html import render_eval
-from replaykit.eval.report import EvalReport
+from replaykit.testing.eval_reports import synthetic_report
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -19,38 +17,12 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not in
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run"]
 N = 10_000
-VERDICTS = ("same", "changed", "regressed", "improved", "failed", "not replayable")
-
-
-def _run(i: int) -> dict[str, Any]:
-    verdict = VERDICTS[(i * 7) % len(VERDICTS)]
-    run: dict[str, Any] = {"run_id": f"run-{i:05d}", "model": "gpt-4o", "framework": "hermes", "verdict": verdict}
-    if verdict == "not replayable":
-        run["reason"] = "the recording ended failed: no recorded answer to judge a candidate against"
-        return run
-    score = round(((i * 37) % 101) / 100, 2)
-    run.update(score=score, scores={"judge": score, "normalized": float(verdict == "same")}, cut=1,
-               fidelity={"reused": 0, "exact": 5, "divergent": i % 3, "unmatched": i % 2, "missing": 0},
-               first_divergence=None if verdict == "same" else {"step": 3, "field": "response.text", "cause": "model"},
-               tool_agreement={"same": True, "recorded": 2, "candidate": 2, "agreeing_prefix": 2},
-               answer={"exact": False, "normalised": False, "original": "a", "candidate": "b"},
-               reasons={"judge": f"The candidate <b>answer</b> {i} misses one fact the reference gives."},
-               deltas={k: {"original": 1.0, "candidate": 1.0, "delta": 0.0} for k in ("tokens", "cost_usd", "health")},
-               tools={})
-    return run
 
 
 @pytest.mark.slow
 def test_ten_thousand_runs_open_in_under_a_second_and_sort_and_filter(tmp_path: Path) -> None:
-    runs = [_run(i) for i in range(N)]
-    report = EvalReport(candidate={"engine": "openai", "model": "cand", "base_url": "http://127.0.0.1:1/v1",
-                                   "at": "first", "scorers": ["judge", "normalized"], "gate_scorer": "judge",
-                                   "repeat": 1, "judge": {"model": "grader", "api": "openai-chat",
-                                                          "base_url": "http://127.0.0.1:2/v1", "rubric": "built-in"}},
-                        runs=runs, selected=N, execution={"runs": []})
-    report.check(None, None)
-    document = json.loads(json.dumps(report.to_json()))
-    links = {r["run_id"]: f"eval-diffs/{r['run_id']}.html" for r in runs if r["verdict"] != "not replayable"}
+    document, links = synthetic_report(N)
+    runs = document["runs"]
     path = tmp_path / "eval.html"
     path.write_text(render_eval(document, links), encoding="utf-8")
     (tmp_path / "eval-diffs").mkdir()
