@@ -30,6 +30,9 @@ LIMITER = ".limiter-judge"
 #: The API the live model speaks today; more arrive with ``PlayOptions.api`` (then every one it names).
 DEFAULT_API = "openai-chat"
 REASON_CHARS = 1200
+#: Tries per grade (first included): more than a play's 4, so a judge's 429 storm is ridden out (each
+#: Retry-After honoured, and by every worker: the limiter's pause) rather than failing the grades.
+JUDGE_ATTEMPTS = 6
 
 DEFAULT_RUBRIC = """\
 You grade an AI agent's final answer to a task. You are given the task (the user's messages), a reference
@@ -85,7 +88,7 @@ def judge_play_options(config: dict[str, Any]) -> PlayOptions:
         extra["endpoint_limiter"] = config["limiter"]
     fields: dict[str, Any] = {
         "base_url": config["base_url"], "model": config["model"], "api_key_env": config.get("api_key_env"),
-        "stale_timeout": config.get("stale_timeout"), "extra": extra,
+        "stale_timeout": config.get("stale_timeout"), "extra": extra, "max_attempts": JUDGE_ATTEMPTS,
     }
     api = config.get("api")
     if speaks_apis():

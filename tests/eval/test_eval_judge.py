@@ -5,15 +5,14 @@ calls count in --max-calls, and the reason reaches the JSON, the JUnit and the H
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 
 import pytest
 
-from replaykit.cli.main import main
 from replaykit.core.analysis.health import run_health
 from replaykit.eval import evaluate
+from replaykit.eval.runner import EndpointRefused
 from replaykit.testing.eval_candidate import Plant, mirror_policy
 from replaykit.testing.eval_judge import MALFORMED, grade, judge_policy
 from replaykit.testing.script import Reply, ScriptRequest, fault
@@ -130,7 +129,8 @@ def test_a_429_storm_is_ridden_out_under_the_limiter(corpus: Corpus, tmp_path: P
         with lock:
             seen["n"] += 1
             n = seen["n"]
-        return fault("429", retry_after=0.05) if n % 2 == 1 else inner(request)  # every other request refused
+        # a burst of four refusals, then every other request refused: a play's 4 tries would not last it
+        return fault("429", retry_after=0.05) if n <= 4 or n % 2 == 1 else inner(request)
 
     with ScriptedServer(mirror_policy(corpus.runs, plants)) as cand, ScriptedServer(storm) as judge:
         report = _eval(corpus, cand, judge.base_url, tmp_path / "storm", max_concurrency=2).to_json()
@@ -149,23 +149,22 @@ def test_a_judge_that_is_down_stops_the_eval_and_a_rerun_grades_without_replayin
     down.stop()
     out = tmp_path / "down"
     with ScriptedServer(mirror_policy(corpus.runs)) as cand:
-        argv = ["eval", "--all", "--engine", "openai", "--base-url", cand.base_url, "--model", "candidate",
-                "--store", str(corpus.store.root), "-o", str(out), "--workers", "1", "--scorer", "judge",
-                "--judge-model", "grader", "--judge-base-url", url, "--json"]
-        code = main(argv)
-        err = capsys.readouterr().err
-        assert code == 1 and "the judge's endpoint failed the first 3 grades" in err and "cannot reach" in err
-        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        def again() -> dict:
+            return evaluate(all_runs=True, engine="openai", base_url=cand.base_url, model="candidate", out=out,
+                            store=corpus.store, workers=1, scorer="judge", judge_model="grader", judge_base_url=url,
+                            play_extra=FAST).to_json()
+
+        with pytest.raises(EndpointRefused) as stopped:
+            again()
+        message = str(stopped.value)
+        assert "the judge's endpoint failed the first 3 grades" in message and "cannot reach" in message
+        assert len(message.splitlines()) == 1
         played = {r.body["messages"][1]["content"] for r in cand.llm_requests}
         assert len(played) <= 4  # stopped after the first grades failed, not after the whole corpus
         with ScriptedServer(judge_policy(corpus.runs, {}), port=port):  # the judge is back: the same command
             before = len(cand.llm_requests)
-            code = main(argv)
-            captured = capsys.readouterr()
-            assert code == 0, captured.err
-            report = json.loads(captured.out)
+            report = again()
             replayed = {r.body["messages"][1]["content"] for r in cand.llm_requests[before:]}
-    assert code == 0
     judged = [r for r in report["runs"] if r["verdict"] != "not replayable"]
     assert judged and all(r["scores"]["judge"] == 1.0 and not r.get("scorer_failed") for r in judged)
     assert not replayed & played  # the candidate plays of the stopped eval came from the store
