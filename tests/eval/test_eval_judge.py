@@ -5,11 +5,13 @@ calls count in --max-calls, and the reason reaches the JSON, the JUnit and the H
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
 import pytest
 
+from replaykit.cli.main import main
 from replaykit.core.analysis.health import run_health
 from replaykit.eval import evaluate
 from replaykit.eval.runner import EndpointRefused
@@ -179,12 +181,19 @@ def test_judge_calls_count_in_max_calls(corpus: Corpus, tmp_path: Path) -> None:
     assert limited["totals"]["left"] > 0
 
 
-def test_a_rubric_file_replaces_the_built_in_one(corpus: Corpus, tmp_path: Path) -> None:
+def test_a_rubric_file_replaces_the_built_in_one(corpus: Corpus, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     rubric = tmp_path / "rubric.txt"
     rubric.write_text("RUBRIC-38: grade harshly, only the date matters.\n")
     with ScriptedServer(mirror_policy(corpus.runs)) as cand, \
             ScriptedServer(judge_policy(corpus.runs, {})) as judge:
-        report = _eval(corpus, cand, judge.base_url, tmp_path / "rubric", rubric=str(rubric)).to_json()
+        code = main(["eval", "--all", "--engine", "openai", "--base-url", cand.base_url, "--model", "candidate",
+                     "--store", str(corpus.store.root), "-o", str(tmp_path / "rubric"), "--workers", "1",
+                     "--scorer", "judge", "--scorer", "tools", "--gate-scorer", "tools", "--judge-model", "grader",
+                     "--judge-base-url", judge.base_url, "--rubric", str(rubric), "--json"])
         system = judge.llm_requests[0].body["messages"][0]["content"]
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
     assert system.startswith("RUBRIC-38") and '"score"' in system
     assert report["candidate"]["judge"]["rubric"] == str(rubric)
+    assert report["candidate"]["scorers"] == ["judge", "tools"] and report["candidate"]["gate_scorer"] == "tools"
