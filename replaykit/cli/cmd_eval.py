@@ -5,8 +5,10 @@ fails). See docs/eval.md; the work is ``replaykit.eval``."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from replaykit.cli._common import add_json, add_store, open_store, print_json
 from replaykit.engines import ENGINES
@@ -20,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--filter", metavar="EXPR", default=None,
                         help="keep runs matching all of KEY=VALUE,KEY<VALUE,... (model, framework, tag, status: "
                              "= != with * wildcards; health, date: = != < <= > >=)")
-    parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that plays each run")
+    parser.add_argument("--engine", default=None, choices=sorted(ENGINES), help="engine that plays each run")
     parser.add_argument("--base-url", metavar="URL", default=None, help="the candidate's OpenAI-compatible endpoint")
     parser.add_argument("--model", metavar="NAME", default=None, help="the candidate model at that endpoint")
     parser.add_argument("--api-key-env", metavar="VAR", default=None,
@@ -44,23 +46,101 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="exit 1 when the mean score (0-1) is below SCORE")
     parser.add_argument("--max-regressed", type=int, default=None, metavar="N",
                         help="exit 1 when more than N runs regressed")
-    parser.add_argument("--scorer", metavar="MODULE:FUNCTION", default=None,
-                        help="your scorer: FUNCTION(original_run, candidate_run) -> float in [0, 1]")
     parser.add_argument("--allow-destructive", action="store_true",
                         help="let destructive tool calls run for real (default: dry-run)")
-    parser.add_argument("-o", "--out", metavar="DIR", required=True,
+    parser.add_argument("-o", "--out", metavar="DIR", default=None,
                         help="directory for report.json and the resumable manifest")
     parser.add_argument("--html", metavar="PATH", default=None, help="also write the report as an HTML page")
     parser.add_argument("--junit", metavar="PATH", default=None, help="also write JUnit XML (one test case per run)")
     add_store(parser)
     add_json(parser)
+    _add_scoring(parser)
+    _add_compare(parser)
     parser.set_defaults(handler=handle)
+
+
+# -- scorers, the judge and --repeat (issue 38) ---------------------------------------------------------
+
+def _add_scoring(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("scoring (docs/eval.md)")
+    group.add_argument("--scorer", metavar="NAME|MODULE:FUNCTION", action="append", default=None,
+                       help="exact, normalized (default), tools, judge, or your FUNCTION(original_run, candidate_run) "
+                            "-> float in [0, 1]; repeat the flag for several (the first gates)")
+    group.add_argument("--gate-scorer", metavar="NAME", default=None,
+                       help="which of the --scorer values decides the verdict and the mean score (default: the first)")
+    group.add_argument("--rubric", metavar="FILE", default=None, help="the judge's rubric (default: the built-in one)")
+    group.add_argument("--judge-model", metavar="NAME", default=None, help="the model that grades (--scorer judge)")
+    group.add_argument("--judge-api", metavar="API", default=None,
+                       help="the judge's API, any the live model speaks (default openai-chat)")
+    group.add_argument("--judge-base-url", metavar="URL", default=None,
+                       help="the judge's endpoint (default: the candidate's --base-url)")
+    group.add_argument("--judge-api-key-env", metavar="VAR", default=None,
+                       help="variable holding the judge's API key (default: --api-key-env when the endpoint is shared)")
+    group.add_argument("--repeat", type=int, default=1, metavar="K",
+                       help="play each run's candidate K times; verdict by pass rate, unstable runs flagged")
+    group.add_argument("--pass-rate", type=float, default=None, metavar="RATE",
+                       help="with --repeat: a run regresses when fewer than RATE of its samples pass (default 0.5)")
+
+
+def _scoring_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    from replaykit.eval.repeats import PASS_RATE
+
+    return {"scorer": args.scorer, "gate_scorer": args.gate_scorer, "rubric": args.rubric,
+            "judge_model": args.judge_model, "judge_api": args.judge_api, "judge_base_url": args.judge_base_url,
+            "judge_api_key_env": args.judge_api_key_env, "repeat": args.repeat,
+            "pass_rate": PASS_RATE if args.pass_rate is None else args.pass_rate}
+
+
+# -- two candidates compared: eval --compare DIR_A DIR_B (issue 38) -------------------------------------
+
+def _add_compare(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("comparing two evals (docs/eval.md)")
+    group.add_argument("--compare", nargs=2, metavar=("DIR_A", "DIR_B"), default=None,
+                       help="compare two eval directories run by run (B against A); plays nothing")
+    group.add_argument("--fail-worse-by", type=float, default=None, metavar="X",
+                       help="with --compare: exit 1 when B is significantly worse than A by more than X "
+                            "(mean score or pass rate; the 95%% bootstrap interval lies below -X)")
+
+
+def _handle_compare(args: argparse.Namespace) -> int:
+    from replaykit.core.errors import BadInput
+    from replaykit.eval.pairwise import compare_dirs, write_compare_html, write_compare_junit
+
+    if args.runs or args.all_runs or args.engine or args.base_url or args.model or args.scorer or args.repeat != 1:
+        raise BadInput("--compare DIR_A DIR_B reads two finished evals: give no RUNs, --all, --engine, --base-url, "
+                       "--model, --scorer nor --repeat")
+    result = compare_dirs(Path(args.compare[0]), Path(args.compare[1]), fail_worse_by=args.fail_worse_by)
+    document = result.to_json()
+    if args.out:
+        from replaykit.core.files import write_private
+
+        Path(args.out).mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_private(Path(args.out) / "compare.json", json.dumps(document, indent=2, sort_keys=True) + "\n")
+    if args.junit:
+        write_compare_junit(document, Path(args.junit))
+    if args.html:
+        write_compare_html(document, Path(args.html))
+    if args.json:
+        print_json(document)
+    else:
+        print(result.summary_line())
+    for failed in document["gate"]["failed"]:
+        print(f"replaykit: compare: {failed}", file=sys.stderr)
+    return 0 if document["gate"]["passed"] else 1
 
 
 def handle(args: argparse.Namespace) -> int:
     from replaykit.core.errors import BadInput
     from replaykit.eval import evaluate
 
+    if args.compare:
+        return _handle_compare(args)
+    if args.fail_worse_by is not None:
+        raise BadInput("--fail-worse-by applies to --compare DIR_A DIR_B")
+    if args.engine is None:
+        raise BadInput("eval needs --engine E (or --compare DIR_A DIR_B)")
+    if args.out is None:
+        raise BadInput("eval needs -o DIR")
     if args.offline:
         raise BadInput("eval plays a candidate model: --offline does not apply (give --base-url and --model)")
     if args.base_url is None or args.model is None:
@@ -72,8 +152,8 @@ def handle(args: argparse.Namespace) -> int:
                       base_url=args.base_url, model=args.model, out=args.out, api_key_env=args.api_key_env,
                       at=args.at, workers=args.workers, cluster=args.cluster, max_concurrency=args.max_concurrency,
                       max_cost=args.max_cost, max_calls=args.max_calls, stale_timeout=args.stale_timeout,
-                      fail_below=args.fail_below, max_regressed=args.max_regressed, scorer=args.scorer,
-                      allow_destructive=args.allow_destructive, store=store, progress=None if not args.json else False)
+                      fail_below=args.fail_below, max_regressed=args.max_regressed,
+                      **_scoring_kwargs(args), allow_destructive=args.allow_destructive, store=store, progress=None if not args.json else False)
     document = report.to_json()
     if args.junit:
         from replaykit.eval.junit import write_junit
@@ -88,7 +168,8 @@ def handle(args: argparse.Namespace) -> int:
     else:
         totals = document["totals"]
         verdicts = ", ".join(f"{n} {v}" for v, n in totals["verdicts"].items() if n)
-        print(f"{totals['selected']} runs: {verdicts or 'none judged'}; mean score {totals['score']['mean']}; "
+        samples = (f"; pass rate {totals['pass_rate']}, {totals['unstable']} unstable" if args.repeat > 1 else "")
+        print(f"{totals['selected']} runs: {verdicts or 'none judged'}; mean score {totals['score']['mean']}{samples}; "
               f"left {totals['left']}; report {Path(args.out) / 'report.json'}")
     for failed in report.failed_thresholds:
         print(f"replaykit: threshold failed: {failed}", file=sys.stderr)

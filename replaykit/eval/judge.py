@@ -14,11 +14,10 @@ already completed in the store and judges it again instead of calling the endpoi
 
 from __future__ import annotations
 
-import importlib
 import json
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 
-from . import compare
+from . import compare, repeats, scorers
 from .select import CANDIDATE_TAG
 
 #: A play that ended with one of these errors failed because of the endpoint (not the run).
@@ -84,27 +83,18 @@ def control(run: Run, engine: str) -> str | None:
     return f"the offline play differs at step {first.step} ({first.field}, {first.cause})"
 
 
-def load_scorer(spec: str | None) -> Callable[[Run, Run], Any] | None:
-    if spec is None:
-        return None
-    module, _, name = spec.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    if not callable(function):
-        raise TypeError(f"{spec} is not a function")
-    return function  # type: ignore[no-any-return]
-
-
-def _candidate_id(run: Run, options: Mapping[str, Any], turn: int | None, attempt: int) -> str:
+def _candidate_id(run: Run, options: Mapping[str, Any], turn: int | None, attempt: int, sample: int = 0) -> str:
     turn_part = "" if turn is None else f"-t{turn}"
+    sample_part = "" if sample == 0 else f"-k{sample}"  # --repeat: sample 0 keeps the single play's id
     again = "" if attempt == 0 else f"-r{attempt}"
-    return f"{run.run_id[:90]}.eval-{options['eval_id']}{turn_part}{again}"
+    return f"{run.run_id[:90]}.eval-{options['eval_id']}{turn_part}{sample_part}{again}"
 
 
-def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore,
-                    options: Mapping[str, Any]) -> tuple[str, PlayResult | None, str | None]:
+def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore, options: Mapping[str, Any],
+                    sample: int = 0) -> tuple[str, PlayResult | None, str | None]:
     """(new run id, result or None, error or None). A completed play already in the store is reused."""
     for attempt in range(100):
-        run_id = _candidate_id(run, options, turn, attempt)
+        run_id = _candidate_id(run, options, turn, attempt, sample)
         if not store.path_for(run_id).exists():
             break
         try:
@@ -119,7 +109,8 @@ def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore,
         base_url=options["base_url"], model=options["model"], api_key_env=options.get("api_key_env"),
         allow_destructive=bool(options.get("allow_destructive")), stale_timeout=options.get("stale_timeout"),
         store=store, cut=cut, run_id=run_id, extra=extra, tags=(CANDIDATE_TAG,),
-        lineage_details={"eval": options["eval_id"], **({} if turn is None else {"turn": turn})})
+        lineage_details={"eval": options["eval_id"], **({} if turn is None else {"turn": turn}),
+                         **({"sample": sample} if sample else {})})
     try:
         return run_id, play(run, options["engine"], play_options), None
     except ReplaykitError as exc:  # the new run's id is in execution, not in the result's reason
@@ -127,7 +118,7 @@ def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore,
 
 
 def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: RunStore,
-                scorer: Callable[[Run, Run], Any] | None, scorer_error: str | None) -> dict[str, Any]:
+                options: Mapping[str, Any]) -> dict[str, Any]:
     diff = diff_runs(run, candidate, edits=lineage_edits(store, [candidate]))
     answer = compare.answers(compare.turn_answer(run, turn), compare.turn_answer(candidate, turn))
     deltas = compare.deltas(run, candidate, cut)
@@ -139,27 +130,43 @@ def _judge_play(run: Run, candidate: Run, cut: int, turn: int | None, store: Run
         "tool_agreement": compare.tool_agreement(run, candidate, cut), "answer": answer, "deltas": deltas,
         "tools": compare.per_tool(diff, candidate, cut),
     }
-    score: float = 1.0 if answer["normalised"] else 0.0
-    if scorer_error is None and scorer is not None:
+    scores: dict[str, float] = {}
+    reasons: dict[str, str] = {}
+    scorer_error: str | None = None
+    # A play that did not complete fails whatever its scores: nothing is scored (no judge call is paid for it).
+    for name in options["scorers"] if candidate.status == "completed" else ():
         try:
-            value = float(scorer(run, candidate))
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"returned {value}, not a number in [0, 1]")
-            score = value
-        except Exception as exc:  # the user's code: any failure is that run's, never the eval's
-            scorer_error = _one_line(exc)
-    out["score"] = score
-    if scorer_error is not None:
-        out.update(verdict="failed", reason=f"scorer-failed: {scorer_error}", score=0.0, scorer_failed=True)
-    elif candidate.status != "completed":
+            value, why = scorers.score(name, run, candidate, cut, turn, options.get("judge"))
+        except scorers.ScorerFailed as exc:
+            scorer_error = scorer_error or str(exc)
+            if exc.unreachable:
+                out["judge_unreachable"] = True
+            continue
+        scores[name] = round(value, 6)
+        if why is not None:
+            reasons[name] = why
+    out["scores"] = scores
+    if reasons:
+        out["reasons"] = reasons
+    out["score"] = scores.get(options["gate_scorer"], 0.0)
+    if candidate.status != "completed":
         out.update(verdict="failed", reason=f"the candidate play ended {candidate.status}", score=0.0)
+    elif scorer_error is not None:
+        out.update(verdict="failed", reason=f"scorer-failed: {scorer_error}", score=0.0, scorer_failed=True)
     else:
-        out["verdict"] = compare.verdict(equal=diff.equal, score=score, health_delta=deltas["health"]["delta"])
+        out["verdict"] = compare.verdict(equal=diff.equal, score=out["score"], health_delta=deltas["health"]["delta"])
     return out
 
 
+def _limiters(options: Mapping[str, Any]) -> list[EndpointLimiter]:
+    """The candidate's endpoint limiter, and the judge's when it has one of its own."""
+    dirs = [options.get("limiter"), (options.get("judge") or {}).get("limiter")]
+    return [EndpointLimiter(d) for d in dict.fromkeys(d for d in dirs if d)]
+
+
 def _budget_left(options: Mapping[str, Any]) -> str | None:
-    """Why no new play may start (``--max-calls`` / ``--max-cost`` reached), or None."""
+    """Why no new play may start (``--max-calls`` / ``--max-cost`` reached: candidate and judge calls
+    together), or None."""
     limiter = options.get("limiter")
     if not limiter:
         return None
@@ -167,10 +174,10 @@ def _budget_left(options: Mapping[str, Any]) -> str | None:
         budget = json.loads((Path(limiter) / "budget.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    shared = EndpointLimiter(limiter)
-    if budget.get("max_calls") is not None and shared.calls() >= budget["max_calls"]:
+    shared = _limiters(options)
+    if budget.get("max_calls") is not None and sum(s.calls() for s in shared) >= budget["max_calls"]:
         return "max-calls"
-    if budget.get("max_cost") is not None and shared.spent() >= budget["max_cost"]:
+    if budget.get("max_cost") is not None and sum(s.spent() for s in shared) >= budget["max_cost"]:
         return "max-cost"
     return None
 
@@ -188,37 +195,36 @@ def judge(path: str, options: Mapping[str, Any]) -> dict[str, Any]:
         facts.update(verdict="not replayable", reason=why_not)
         execution["seconds"] = round(time.perf_counter() - started, 3)
         return record
-    scorer, scorer_error = None, None
-    try:
-        scorer = load_scorer(options.get("scorer"))
-    except Exception as exc:  # cannot be imported: every run reports scorer-failed, the eval goes on
-        scorer_error = _one_line(exc)
-    plays: list[dict[str, Any]] = []
-    for cut, turn in cuts(run, options["at"]):
-        left = _budget_left(options)
-        if left is not None:
-            record["left"] = left
-            return record
-        run_id, result, error = _play_candidate(run, cut, turn, store, options)
-        execution["candidate_runs"].append(run_id)
-        if result is not None:
-            execution["provider_calls"] += result.counters.provider_calls
-        try:
-            candidate = store.load(run_id)
-        except ReplaykitError:
-            candidate = None
-        if error is not None or candidate is None:
-            plays.append({"cut": cut, "turn": turn, "verdict": "failed", "score": 0.0,
-                          "reason": error or "the candidate play left no run", "failure": PROVIDER_FAILURE})
-            continue
-        judged = _judge_play(run, candidate, cut, turn, store, scorer, scorer_error)
-        if result is not None and judged["deltas"]["cost_usd"]["candidate"] is not None and options.get("limiter"):
-            EndpointLimiter(options["limiter"]).note_cost(judged["deltas"]["cost_usd"]["candidate"])
-        plays.append(judged)
-    latencies = [p.pop("latency_s") for p in plays if "latency_s" in p]
+    samples: list[dict[str, Any]] = []
+    latencies: list[dict[str, Any]] = []
+    for sample in range(int(options.get("repeat") or 1)):  # the control above is played once, not K times
+        plays: list[dict[str, Any]] = []
+        for cut, turn in cuts(run, options["at"]):
+            left = _budget_left(options)
+            if left is not None:
+                record["left"] = left
+                return record
+            run_id, result, error = _play_candidate(run, cut, turn, store, options, sample)
+            execution["candidate_runs"].append(run_id)
+            if result is not None:
+                execution["provider_calls"] += result.counters.provider_calls
+            try:
+                candidate = store.load(run_id)
+            except ReplaykitError:
+                candidate = None
+            if error is not None or candidate is None:
+                plays.append({"cut": cut, "turn": turn, "verdict": "failed", "score": 0.0,
+                              "reason": error or "the candidate play left no run", "failure": PROVIDER_FAILURE})
+                continue
+            judged = _judge_play(run, candidate, cut, turn, store, options)
+            if result is not None and judged["deltas"]["cost_usd"]["candidate"] is not None and options.get("limiter"):
+                EndpointLimiter(options["limiter"]).note_cost(judged["deltas"]["cost_usd"]["candidate"])
+            plays.append(judged)
+        latencies += [{"latency_s": p.pop("latency_s")} for p in plays if "latency_s" in p]
+        samples.append(_fold(plays))
     if latencies:
-        execution["latency_s"] = _sum_deltas([{"latency_s": x} for x in latencies])["latency_s"]
-    facts.update(_fold(plays))
+        execution["latency_s"] = _sum_deltas(latencies)["latency_s"]
+    facts.update(repeats.fold_samples(samples, float(options.get("pass_rate", repeats.PASS_RATE))))
     execution["seconds"] = round(time.perf_counter() - started, 3)
     return record
 
@@ -234,6 +240,20 @@ def _fold(plays: list[dict[str, Any]]) -> dict[str, Any]:
         out["failure"] = PROVIDER_FAILURE
     if any(p.get("scorer_failed") for p in plays):
         out["scorer_failed"] = True
+    if any(p.get("judge_unreachable") for p in plays):
+        out["judge_unreachable"] = True
+    scored = [p for p in plays if p.get("scores")]
+    if scored:  # per scorer, the worst turn (as the score); a reason from the turn that scored lowest
+        names = list(dict.fromkeys(n for p in scored for n in p["scores"]))
+        out["scores"] = {n: round(min(p["scores"][n] for p in scored if n in p["scores"]), 6) for n in names}
+        reasons = {}
+        for name in names:
+            lowest = min((p for p in scored if name in p.get("reasons", {})), key=lambda p: p["scores"][name],
+                         default=None)
+            if lowest is not None:
+                reasons[name] = lowest["reasons"][name]
+        if reasons:
+            out["reasons"] = reasons
     judged = [p for p in plays if "fidelity" in p]
     if judged:
         out["fidelity"] = {k: sum(p["fidelity"][k] for p in judged) for k in judged[0]["fidelity"]}

@@ -31,6 +31,18 @@ def _divergence(run: dict[str, Any]) -> str:
     return f"{run['verdict']}: {run.get('reason') or 'no divergence recorded'}"
 
 
+def _summary(run: dict[str, Any], judge_reason: str | None) -> str:
+    parts = [f"verdict {run['verdict']}, score {run.get('score')}"]
+    if run.get("scores"):
+        parts.append("scores " + ", ".join(f"{k} {v}" for k, v in run["scores"].items()))
+    if "pass_rate" in run:
+        parts.append(f"pass rate {run['pass_rate']}" + (" (unstable: the samples' verdicts differ)"
+                                                        if run.get("unstable") else ""))
+    if judge_reason:
+        parts.append(f"judge: {judge_reason}")
+    return "\n".join(parts)
+
+
 def render_junit(report: dict[str, Any]) -> str:
     runs = report["runs"]
     execution = {r["run_id"]: r for r in report["execution"].get("runs", [])}
@@ -45,12 +57,14 @@ def render_junit(report: dict[str, Any]) -> str:
     for run in runs:
         case = ET.SubElement(suite, "testcase", classname=_xml(f"replaykit.eval.{run.get('model', 'unknown')}"),
                              name=_xml(run["run_id"]), time=str(execution.get(run["run_id"], {}).get("seconds", 0)))
+        judge_reason = (run.get("reasons") or {}).get("judge")
         if run["verdict"] in FAILING:
             failure = ET.SubElement(case, "failure", message=_xml(_divergence(run)), type=run["verdict"])
-            failure.text = _xml(run.get("reason") or _divergence(run))
+            failure.text = _xml("\n".join(t for t in (run.get("reason") or _divergence(run),
+                                                      judge_reason and f"judge: {judge_reason}") if t))
         elif run["verdict"] == "not replayable":
             ET.SubElement(case, "skipped", message=_xml(f"not replayable: {run.get('reason', '')}"))
-        ET.SubElement(case, "system-out").text = f"verdict {run['verdict']}, score {run.get('score')}"
+        ET.SubElement(case, "system-out").text = _xml(_summary(run, judge_reason))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

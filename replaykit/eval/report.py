@@ -19,6 +19,13 @@ WORST = 10
 FIDELITY = ("reused", "exact", "divergent", "unmatched", "missing")
 
 
+def run_pass_rate(run: dict[str, Any]) -> float:
+    """The share of a run's samples that passed (one sample: 1 or 0 by its verdict; see ``repeats``)."""
+    if "pass_rate" in run:
+        return float(run["pass_rate"])
+    return 0.0 if run["verdict"] in ("regressed", "failed") else 1.0
+
+
 @dataclass
 class EvalReport:
     """What ``replaykit eval`` writes (``report.json``) and ``replaykit.evaluate`` returns."""
@@ -70,7 +77,7 @@ class EvalReport:
         fidelity = {k: sum(r["fidelity"][k] for r in played) for k in FIDELITY}
         buckets: Counter[str] = Counter(SCORE_BUCKETS[min(int(r["score"] * 10), 9)] for r in judged)
 
-        def rate(n: int, of: int) -> float | None:
+        def rate(n: float, of: int) -> float | None:
             return round(n / of, 4) if of else None
 
         sums: dict[str, dict[str, float | None]] = {}
@@ -97,9 +104,21 @@ class EvalReport:
             "answer_exact_rate": rate(sum(1 for r in played if r["answer"]["exact"]), len(played)),
             "answer_normalised_rate": rate(sum(1 for r in played if r["answer"]["normalised"]), len(played)),
             "score": {"mean": self.mean_score, "histogram": {b: buckets.get(b, 0) for b in SCORE_BUCKETS}},
+            "scores": self.scorer_means(),
+            "pass_rate": rate(sum(run_pass_rate(r) for r in judged), len(judged)) if judged else None,
+            "unstable": sum(1 for r in judged if r.get("unstable")),
             "deltas": sums,
             "health_delta_mean": round(sum(health) / len(health), 3) if health else None,
         }
+
+    def scorer_means(self) -> dict[str, float | None]:
+        """Each scorer's mean over the judged runs it scored (a failed run scores 0 on the gate only)."""
+        names = list(dict.fromkeys(n for r in self.judged for n in r.get("scores", {})))
+        out: dict[str, float | None] = {}
+        for name in names:
+            values = [r["scores"][name] for r in self.judged if name in r.get("scores", {})]
+            out[name] = round(sum(values) / len(values), 6) if values else None
+        return out
 
     def latency(self) -> dict[str, Any]:
         """The live calls' seconds next to the record's, summed (a timing: under ``execution``)."""
@@ -111,7 +130,8 @@ class EvalReport:
         rank = {v: i for i, v in enumerate(SEVERITY)}
         ordered = sorted(self.judged, key=lambda r: (rank[r["verdict"]], r["score"], r["run_id"]))
         return [{"run_id": r["run_id"], "verdict": r["verdict"], "score": r["score"], "reason": r.get("reason"),
-                 "first_divergence": r.get("first_divergence")}
+                 "first_divergence": r.get("first_divergence"),
+                 **({"judge_reason": r["reasons"]["judge"]} if "judge" in r.get("reasons", {}) else {})}
                 for r in ordered[:WORST] if r["verdict"] != "same"]
 
     def per_tool(self) -> list[dict[str, Any]]:

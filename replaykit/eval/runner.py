@@ -24,6 +24,7 @@ from replaykit.core.replay.resilience import EndpointLimiter
 from replaykit.core.trace.store import RunStore
 from replaykit.engines import engine_info
 
+from . import grader, repeats, scorers
 from .judge import PROVIDER_FAILURE, eval_task
 from .registry import record_eval
 from .report import EvalReport
@@ -90,11 +91,19 @@ def evaluate(
     stale_timeout: float | None = 60.0,
     fail_below: float | None = None,
     max_regressed: int | None = None,
-    scorer: str | None = None,
+    scorer: str | list[str] | None = None,
     allow_destructive: bool = False,
     store: RunStore | str | Path | None = None,
     progress: bool | None = False,
     play_extra: Mapping[str, Any] | None = None,
+    gate_scorer: str | None = None,
+    rubric: str | None = None,
+    judge_model: str | None = None,
+    judge_api: str | None = None,
+    judge_base_url: str | None = None,
+    judge_api_key_env: str | None = None,
+    repeat: int = 1,
+    pass_rate: float = repeats.PASS_RATE,
 ) -> EvalReport:
     """Play ``runs`` (ids, files, directories, globs) or every original recording (``all_runs``) against
     the candidate and report; see docs/eval.md. ``play_extra``: engine knobs (``PlayOptions.extra``)."""
@@ -110,32 +119,49 @@ def evaluate(
         raise BadInput("--stale-timeout must be a positive number of seconds")
     if fail_below is not None and not 0 <= fail_below <= 1:
         raise BadInput("--fail-below is a score in [0, 1]")
-    if scorer is not None and (scorer.count(":") != 1 or not all(scorer.split(":"))):
-        raise BadInput(f"--scorer must be MODULE:FUNCTION, not {scorer!r}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise BadInput(f"--repeat must be 1 or more, not {repeat!r}")
+    if not 0 < pass_rate <= 1:
+        raise BadInput("--pass-rate is a fraction of the samples in (0, 1]")
+    names = scorers.resolve([scorer] if isinstance(scorer, str) else scorer)
+    gate = scorers.canonical(gate_scorer) if gate_scorer else names[0]
+    if gate not in names:
+        raise BadInput(f"--gate-scorer {gate_scorer}: not among the scorers given ({', '.join(names)})")
     probe = PlayOptions(base_url=base_url, model=model, api_key_env=api_key_env)
     if not model:
         raise BadInput("eval needs --model NAME (the candidate)")
     safe_url = probe.safe_base_url()
     probe.api_key()  # a named but unset variable: one line, before any work
-    store = store if isinstance(store, RunStore) else RunStore(store)
     out = Path(out).expanduser()
     if out.exists() and not out.is_dir():
         raise BadInput(f"-o {out} exists and is not a directory")
+    judge = _judge_config(names, out, rubric=rubric, model=judge_model, api=judge_api,
+                          base_url=judge_base_url, api_key_env=judge_api_key_env, candidate_url=base_url,
+                          candidate_key_env=api_key_env, stale_timeout=stale_timeout, play_extra=play_extra)
+    store = store if isinstance(store, RunStore) else RunStore(store)
     sources = _selection(out, store, list(runs or []), all_runs, filter)
     limiter_dir = (out / LIMITER).resolve()
     options: dict[str, Any] = {
         "engine": engine, "base_url": base_url, "model": model, "api_key_env": api_key_env, "at": at,
-        "stale_timeout": stale_timeout, "store": str(store.root.resolve()), "scorer": scorer,
+        "stale_timeout": stale_timeout, "store": str(store.root.resolve()), "scorers": names,
+        "gate_scorer": gate, "repeat": repeat, "pass_rate": pass_rate,
+        "judge": None if judge is None else {k: v for k, v in judge.items() if k != "limiter"},
         "allow_destructive": allow_destructive, "limiter": str(limiter_dir),
         "play_extra": dict(play_extra or {}),
     }
     options["eval_id"] = hashlib.sha256(json.dumps([str(out.resolve()), options], sort_keys=True,
                                                    default=str).encode()).hexdigest()[:10]
     EndpointLimiter.create(str(limiter_dir), max_concurrency)
+    if judge is not None:  # the judge's endpoint has its own slots (the candidate's, when it is the same one)
+        options["judge"]["limiter"] = str(limiter_dir) if judge["limiter"] is None else judge["limiter"]
+        if judge["limiter"] is not None:
+            EndpointLimiter.create(judge["limiter"], max_concurrency)
     write_private(limiter_dir / "budget.json", json.dumps({"max_calls": max_calls, "max_cost": max_cost}))
 
     refused: list[str] = []
     succeeded = [0]
+    judge_down: list[tuple[int, str]] = []  # (partition, reason) of runs whose grading the judge's endpoint failed
+    graded = [0]
     left: dict[str, int] = {}
 
     def watch(result: PartitionResult) -> None:
@@ -151,6 +177,15 @@ def evaluate(
                 refused.append(record["result"].get("reason", ""))
             elif record["result"]["verdict"] != "not replayable":
                 succeeded[0] += 1
+            if record["result"].get("judge_unreachable"):
+                judge_down.append((result.index, record["result"].get("reason", "")))
+            elif "judge" in record["result"].get("scores", {}):
+                graded[0] += 1
+        if len(judge_down) >= REFUSED_STOP and not graded[0]:
+            for index, _ in judge_down:  # forgotten: a rerun grades them (their candidate plays come from the store)
+                (out / shard_name(index)).unlink(missing_ok=True)
+            raise EndpointRefused(f"the judge's endpoint failed the first {len(judge_down)} grades, eval stopped "
+                                  f"(resume with the same command): {judge_down[-1][1].removeprefix('scorer-failed: ')}")
         if len(refused) >= REFUSED_STOP and not succeeded[0]:
             raise EndpointRefused(f"the endpoint failed the first {len(refused)} candidate plays, eval stopped "
                                   f"(resume with the same command): {refused[-1]}")
@@ -162,7 +197,11 @@ def evaluate(
     for record in records:
         record["result"]["run_id"] = record["run_id"]
     report = EvalReport(
-        candidate={"engine": engine, "model": model, "base_url": safe_url, "at": at, "scorer": scorer},
+        candidate={"engine": engine, "model": model, "base_url": safe_url, "at": at, "scorers": names,
+                   "gate_scorer": gate, "repeat": repeat, "pass_rate": pass_rate if repeat > 1 else None,
+                   "judge": None if judge is None else {"model": judge["model"], "api": judge["api"],
+                                                        "base_url": judge["safe_base_url"],
+                                                        "rubric": judge["rubric_source"]}},
         runs=[r["result"] for r in records],
         selected=len(sources),
         damaged=summary.damaged,
@@ -176,6 +215,35 @@ def evaluate(
     write_private(out / REPORT, json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     record_eval(store, options["eval_id"], out / REPORT, document["totals"], model)  # for ``replaykit view``
     return report
+
+
+def _judge_config(names: list[str], out: Path, *, rubric: str | None, model: str | None, api: str | None,
+                  base_url: str | None, api_key_env: str | None, candidate_url: str, candidate_key_env: str | None,
+                  stale_timeout: float | None, play_extra: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The judge scorer's configuration, checked now (exit 2 before any candidate call), or None when no
+    judge scores. Its endpoint defaults to the candidate's (and then so does the key's variable)."""
+    given = {"--rubric": rubric, "--judge-model": model, "--judge-api": api, "--judge-base-url": base_url,
+             "--judge-api-key-env": api_key_env}
+    if "judge" not in names:
+        stray = [flag for flag, value in given.items() if value is not None]
+        if stray:
+            raise BadInput(f"{stray[0]} applies to the judge scorer only: add --scorer judge")
+        return None
+    if not model:
+        raise BadInput("--scorer judge needs --judge-model NAME (the model that grades)")
+    # No --judge-base-url: the candidate's endpoint, unless --judge-api names an API of its own (then
+    # that API's default host, where the live model speaks native APIs).
+    url = base_url or ("" if api not in (None, grader.DEFAULT_API) and grader.speaks_apis() else candidate_url)
+    config: dict[str, Any] = {
+        "model": model, "api": api or grader.DEFAULT_API, "base_url": url,
+        "api_key_env": api_key_env if base_url else (api_key_env or candidate_key_env),
+        "rubric": grader.read_rubric(rubric), "rubric_source": "built-in" if rubric is None else str(rubric),
+        "stale_timeout": stale_timeout, "extra": dict(play_extra or {}),
+        "cache": str((out / grader.CACHE).resolve()),
+        "limiter": None if url == candidate_url else str((out / grader.LIMITER).resolve()),
+    }
+    grader.check_config(config)  # sets config["safe_base_url"]
+    return config
 
 
 def report_path(out: str | Path) -> Path:

@@ -1,13 +1,16 @@
 """Self-contained HTML reports: one run (``export --format html``) and a diff (``diff --html``).
 
 Safety: every piece of trace content goes through ``html.escape`` (quotes included) and nothing else
-ever reaches the page; the page carries no script at all and a Content-Security-Policy that forbids
-scripts, frames, forms and any network load, so even an escaping bug could not execute data or phone
+ever reaches the page; the page carries no script (a report page with a sortable table, ``eval --html``,
+carries one fixed script allowed by its hash alone) and a Content-Security-Policy that forbids any other
+script, frames, forms and any network load, so even an escaping bug could not execute data or phone
 home. Files are written 0600.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -74,13 +77,20 @@ def _visible_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-def _page(title: str, body: str) -> str:
+def _page(title: str, body: str, script: str | None = None) -> str:
+    """The page shell. ``script``: one fixed piece of code of ours (never data), allowed by its hash in the
+    CSP and by nothing else, so no other script (an escaping bug's) could run; pages without it have none."""
+    csp, tail = CSP, ""
+    if script is not None:
+        digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+        csp = CSP.replace("script-src 'none'", f"script-src 'sha256-{digest}'")
+        tail = f"\n<script>{script}</script>"
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">"
         "<meta name=\"referrer\" content=\"no-referrer\">"
         f"<meta name=\"viewport\" content=\"width=device-width\"><title>{esc(title)}</title>"
-        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+        f"<style>{STYLE}</style></head><body>\n{body}{tail}\n</body></html>\n"
     )
 
 

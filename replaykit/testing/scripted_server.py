@@ -78,6 +78,8 @@ class ScriptedServer:
         self._lock = threading.Lock()
         self._log: list[RecordedRequest] = []
         self._llm_count = 0
+        self._in_flight = 0
+        self._peak_in_flight = 0
         self._stop = threading.Event()
         self._ids = wire.Ids()
         self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
@@ -123,6 +125,18 @@ class ScriptedServer:
     @property
     def llm_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.api is not None]
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most LLM requests this server was handling at once: each counts from its arrival until its
+        handler returned (a stalled stream counts for its whole stall, whatever the client did)."""
+        with self._lock:
+            return self._peak_in_flight
+
+    def _enter(self, change: int) -> None:
+        with self._lock:
+            self._in_flight += change
+            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
 
     def clear(self) -> None:
         with self._lock:
@@ -189,6 +203,16 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
 
         def do_POST(self) -> None:
+            routed = self.path.split("?", 1)[0].rstrip("/") in _ROUTES
+            if routed:
+                server._enter(+1)
+            try:
+                self._post()
+            finally:
+                if routed:
+                    server._enter(-1)
+
+        def _post(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             body, ok = self._read_body()
             api = _ROUTES.get(path)

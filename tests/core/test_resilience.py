@@ -183,3 +183,25 @@ def test_budget_grace() -> None:
     assert budget.reason == "iteration budget of 2 reached: one grace call"  # the turn_end reason
     budget.reset()
     assert budget.next_call() == "ok" and budget.reason is None
+
+
+def test_stale_guard_drains_an_abandoned_source_and_says_when_it_ended() -> None:
+    import threading
+    import time as _time
+
+    from replaykit.core.replay.resilience import StaleStream, stale_guard
+
+    ended = threading.Event()
+
+    def source():  # one item, a stall longer than the timeout, then more items than the hand-off queue holds
+        yield 0
+        _time.sleep(0.4)
+        yield from range(1, 200)
+
+    seen = []
+    with pytest.raises(StaleStream):
+        for item in stale_guard(source(), 0.1, on_source_end=ended.set):
+            seen.append(item)
+    assert seen == [0]
+    assert not ended.is_set()  # the server still holds the request open: not ended yet
+    assert ended.wait(5)  # drained to its end without a consumer, then said so

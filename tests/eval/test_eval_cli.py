@@ -83,7 +83,18 @@ def test_gate_exit_codes_and_report(corpus: Corpus, server: ScriptedServer, tmp_
     (["--filter", "colour=red"], "unknown key"),
     (["--filter", "health<abc"], "number"),
     (["--at", "sometimes"], "--at"),
-    (["--scorer", "nocolon"], "MODULE:FUNCTION"),
+    (["--scorer", "nocolon"], "unknown scorer"),
+    (["--scorer", "a:b:c"], "MODULE:FUNCTION"),
+    (["--scorer", "json:no_such_function"], "cannot import"),
+    (["--scorer", "judge"], "--judge-model"),
+    (["--scorer", "judge", "--judge-model", "j", "--rubric", "/nonexistent/rubric.txt"], "--rubric"),
+    (["--scorer", "judge", "--judge-model", "j", "--judge-base-url", "ftp://x"], "--judge-base-url"),
+    (["--scorer", "judge", "--judge-model", "j", "--judge-api-key-env", "REPLAYKIT_EVAL_UNSET_VAR"], "not set"),
+    (["--judge-model", "j"], "--scorer judge"),
+    (["--scorer", "exact", "--gate-scorer", "tools"], "--gate-scorer"),
+    (["--repeat", "0"], "--repeat"),
+    (["--repeat", "3", "--pass-rate", "1.5"], "--pass-rate"),
+    (["--fail-worse-by", "0.1"], "--compare"),
     (["--max-concurrency", "0"], "--max-concurrency"),
     (["--api-key-env", "REPLAYKIT_EVAL_UNSET_VAR"], "not set"),
 ])
@@ -98,6 +109,7 @@ def test_bad_input_is_one_line_and_exit_2(corpus: Corpus, server: ScriptedServer
         code, err = int(exc.code or 0), capsys.readouterr().err
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert server.llm_requests == []  # found before any candidate call
 
 
 def test_junit_is_read_by_a_junit_parser(corpus: Corpus, server: ScriptedServer, tmp_path: Path,
@@ -132,16 +144,30 @@ def test_html_is_escaped_self_contained_and_links_each_diff(corpus: Corpus, serv
     assert _run(_args(corpus, server, tmp_path / "h", "--html", str(page)), capsys)[0] == 0
     text = page.read_text()
     report = json.loads((tmp_path / "h" / "report.json").read_text())
-    assert "<svg" in text and "<script" not in text
+    assert "<svg" in text
+    # one script, ours, allowed by its hash alone (no other script could run)
+    import base64
+    import hashlib
+
+    from replaykit.eval.html_table import SCRIPT
+
+    assert text.count("<script") == 1 and f"<script>{SCRIPT}</script>" in text
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in text and "unsafe-eval" not in text
     assert not re.search(r"""(src|href|url)\s*[=(]\s*["']?(https?:)?//""", text)  # nothing from the network
     assert "Content-Security-Policy" in text
-    differing = [r["run_id"] for r in report["runs"] if r["verdict"] not in ("same", "not replayable")
-                 and r.get("first_divergence")]
-    assert differing
-    for run_id in differing:
+    judged = [r["run_id"] for r in report["runs"] if r["verdict"] != "not replayable"]
+    played = {r["run_id"] for r in report["execution"]["runs"] if r["candidate_runs"]}
+    reachable = [rid for rid in judged if corpus.store.path_for(f"{rid}").exists() and rid in played
+                 and any(corpus.store.path_for(c).exists() for c in next(
+                     r["candidate_runs"] for r in report["execution"]["runs"] if r["run_id"] == rid))]
+    assert len(reachable) >= len(judged) - 1  # all but the run whose candidate the endpoint refused (401)
+    for run_id in reachable:  # every judged run with a candidate play links to its diff, 'same' ones too
         link = f'href="eval-diffs/{run_id}.html"'
         assert link in text
         assert (tmp_path / "eval-diffs" / f"{run_id}.html").is_file()
+    for run in report["runs"]:  # and every run is a row of the table
+        assert f">{run['run_id']}<" in text
     assert oct(page.stat().st_mode & 0o777) == "0o600"
     from replaykit.eval.html import render_eval
 
@@ -185,10 +211,11 @@ def test_scorer_scores_and_a_failing_scorer_fails_only_its_runs(corpus: Corpus, 
     scorer_failed = [r for r in picky["runs"] if r.get("scorer_failed")]
     assert [r["run_id"] for r in scorer_failed] == [next(k for k, p in corpus.plants.items() if p.kind == "final_answer")]
     assert scorer_failed[0]["verdict"] == "failed" and "scorer-failed" in scorer_failed[0]["reason"]
-    missing = json.loads(_run(_args(corpus, server, tmp_path / "missing", "--json", "--scorer", "no_such_mod:f"),
-                              capsys)[1])
-    judged = [r for r in missing["runs"] if r["verdict"] != "not replayable"]
-    assert missing["totals"]["scorer_failed"] == len(judged) - 1  # every run but the 401 (never scored)
+    # a scorer that cannot be imported is bad input, found before the first candidate call
+    before = len(server.llm_requests)
+    code, _, err = _run(_args(corpus, server, tmp_path / "missing", "--json", "--scorer", "no_such_mod:f"), capsys)
+    assert code == 2 and "no_such_mod:f" in err and len(err.strip().splitlines()) == 1
+    assert len(server.llm_requests) == before and not (tmp_path / "missing" / "manifest.jsonl").exists()
 
 
 def test_at_turn_plays_each_turn_and_at_step(corpus: Corpus, server: ScriptedServer, tmp_path: Path,

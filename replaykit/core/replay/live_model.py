@@ -10,6 +10,7 @@ calls (no endpoint): asking it to is an error naming why the record could not an
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from replaykit.core.errors import MissingExtra, ReplaykitError
@@ -18,7 +19,9 @@ from replaykit.core.replay.resilience import (
     Classified,
     ContinuationPolicy,
     EndpointLimiter,
+    LimiterSlot,
     RetryPolicy,
+    StaleStream,
     continue_truncated,
     is_truncated,
     retry_call,
@@ -43,6 +46,23 @@ def _client(openai: Any, base_url: str, api_key: str, timeout: float) -> Any:
     if client is None:
         client = _CLIENTS[key] = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
     return client
+
+
+def _free_when_ended(ended: threading.Event, stream: Any, slot: LimiterSlot | None, cap: float) -> None:
+    """After a stalled stream: the server still holds that request open (the stream's reader drains it),
+    so its limiter slot stays taken until the connection ends - the server finishing it, or the client's
+    read timeout (``cap``) - and only then is the stream closed and the slot freed, off the caller's thread."""
+
+    def reap() -> None:
+        ended.wait(cap + 1.0)
+        try:
+            if stream is not None:
+                stream.close()
+        finally:
+            if slot is not None:
+                slot.release()
+
+    threading.Thread(target=reap, name="replaykit-stalled-stream", daemon=True).start()
 
 
 class LiveModel:
@@ -73,24 +93,40 @@ class LiveModel:
 
     def _limited(self, body: dict[str, Any]) -> LLMResponse:
         if self.limiter is None:
-            return self._once(body)
-        with self.limiter.request():
-            return self._once(body)
+            return self._once(body, None)
+        slot = self.limiter.request().__enter__()
+        return self._once(body, slot)
 
-    def _once(self, body: dict[str, Any]) -> LLMResponse:
-        # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
-        # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
-        rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
-        rest.setdefault("stream_options", {"include_usage": True})
-        if jsonsafe.has_surrogate(json.dumps(body, ensure_ascii=False)):
-            stream = self._post_escaped({"model": body["model"], "messages": body["messages"], "stream": True, **rest})
-        else:
-            stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
-                                                         extra_body=rest)
+    def _once(self, body: dict[str, Any], slot: LimiterSlot | None) -> LLMResponse:
+        """One streamed request. ``slot`` (the limiter's, taken by the caller) is freed when the request
+        is no longer in flight at the server: at once after a whole answer or an error answer, but after a
+        stalled stream only once its connection has ended (see ``_free_when_ended``), so the retry that
+        follows never makes one request more in flight than ``--max-concurrency`` allows."""
+        ended = threading.Event()
+        stream: Any = None
         try:
-            chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout)]
+            # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
+            # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
+            rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+            rest.setdefault("stream_options", {"include_usage": True})
+            if jsonsafe.has_surrogate(json.dumps(body, ensure_ascii=False)):
+                stream = self._post_escaped({"model": body["model"], "messages": body["messages"], "stream": True,
+                                             **rest})
+            else:
+                stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"],
+                                                             stream=True, extra_body=rest)
+            chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout,
+                                                                on_source_end=ended.set)]
+        except StaleStream:
+            if slot is not None:  # no limiter: nothing to keep, the stream is closed at once below
+                _free_when_ended(ended, stream, slot, self.options.request_timeout)
+                slot, stream = None, None
+            raise
         finally:
-            stream.close()
+            if stream is not None:
+                stream.close()
+            if slot is not None:
+                slot.release()
         return assemble_stream("openai-chat", chunks)
 
     def _post_escaped(self, payload: dict[str, Any]) -> Any:

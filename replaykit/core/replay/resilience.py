@@ -281,35 +281,59 @@ def retry_call(fn: Callable[[], T], policy: RetryPolicy | None = None, *,
 _END = object()
 
 
-def stale_guard(items: Iterable[T], timeout: float | None) -> Iterator[T]:
+def stale_guard(items: Iterable[T], timeout: float | None,
+                on_source_end: Callable[[], None] | None = None) -> Iterator[T]:
     """Yield from ``items`` but raise ``StaleStream`` if the next item takes longer than ``timeout``.
 
-    The source is read on a daemon thread (a blocking socket read cannot be interrupted otherwise);
-    the caller should close the underlying response when it catches ``StaleStream``."""
+    The source is read on a daemon thread (a blocking socket read cannot be interrupted otherwise). A
+    consumer that gives up (a ``StaleStream``, or it stops iterating) leaves the thread draining the source
+    to its end, discarding what comes: the connection stays open until the server ends it (or the
+    client's read timeout does). ``on_source_end()`` runs once the source has ended, however it ended:
+    the moment the request is no longer in flight at the server (``LiveModel`` frees its limiter slot
+    then, not when the consumer gave up)."""
     if timeout is None or timeout <= 0:
-        yield from items
+        try:
+            yield from items
+        finally:
+            if on_source_end is not None:
+                on_source_end()
         return
     box: queue.Queue[Any] = queue.Queue(maxsize=64)
+    abandoned = threading.Event()
+
+    def hand(item: Any) -> None:
+        while not abandoned.is_set():  # a consumer that left never blocks the drain
+            try:
+                box.put(item, timeout=0.05)
+                return
+            except queue.Full:
+                continue
 
     def pump() -> None:
         try:
             for item in items:
-                box.put(item)
-            box.put(_END)
+                hand(item)
+            hand(_END)
         except BaseException as exc:  # handed to the consumer
-            box.put(exc)
+            hand(exc)
+        finally:
+            if on_source_end is not None:
+                on_source_end()
 
     threading.Thread(target=pump, name="replaykit-stream", daemon=True).start()
-    while True:
-        try:
-            item = box.get(timeout=timeout)
-        except queue.Empty:
-            raise StaleStream(f"no data for {timeout:g}s (stale-stream timeout)") from None
-        if item is _END:
-            return
-        if isinstance(item, BaseException):
-            raise item
-        yield item
+    try:
+        while True:
+            try:
+                item = box.get(timeout=timeout)
+            except queue.Empty:
+                raise StaleStream(f"no data for {timeout:g}s (stale-stream timeout)") from None
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        abandoned.set()
 
 
 # ------------------------------------------------------------------------------------ continuation
@@ -504,17 +528,17 @@ class EndpointLimiter:
                 return
             time.sleep(min(left, 1.0))
 
-    def request(self) -> _Slot:
+    def request(self) -> LimiterSlot:
         """``with limiter.request(): ...`` around one HTTP request: waits for the pause and a free slot."""
-        return _Slot(self)
+        return LimiterSlot(self)
 
 
-class _Slot:
+class LimiterSlot:
     def __init__(self, limiter: EndpointLimiter) -> None:
         self.limiter = limiter
         self.handle: Any = None
 
-    def __enter__(self) -> _Slot:
+    def __enter__(self) -> LimiterSlot:
         import fcntl
         import os
 
@@ -537,6 +561,10 @@ class _Slot:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.handle is not None:
-            self.handle.close()  # closing the file drops the flock
-            self.handle = None
+        self.release()
+
+    def release(self) -> None:
+        """Free the slot (idempotent; any thread may call it)."""
+        handle, self.handle = self.handle, None
+        if handle is not None:
+            handle.close()  # closing the file drops the flock
