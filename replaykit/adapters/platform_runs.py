@@ -96,13 +96,18 @@ def build_run(header: RunHeader, steps: list[Step], *, platform: str, end: RunEn
     """The run of ``steps`` (in the order they happened); ``losses`` names what the source held that the
     run cannot carry, ``warnings`` what the importer had to assume."""
     builder = _Builder(header, platform, losses or Losses())
-    builder.seen = {p.tool_call_id: p for s in steps if isinstance(s, LlmStep) and s.messages
-                    for m in s.messages if m.role == "tool" for p in m.tool_results}
+    for s in steps:
+        if isinstance(s, LlmStep) and s.messages:
+            for m in s.messages:
+                if m.role == "tool":
+                    for p in m.tool_results:
+                        builder.seen[p.tool_call_id] = p
+                        builder.shown.setdefault(p.tool_call_id, []).append(p)
     for step in steps:
         builder.step(step)
     builder.finish(end or RunEnd())
-    notes = [*(warnings or []), *builder.notes, *("not carried: " + line for line in builder.losses.as_list())]
-    return ImportedRun(header=header, events=builder.recorder.events, warnings=notes)
+    notes = [*(warnings or []), *builder.notes]
+    return ImportedRun(header=header, events=builder.recorder.events, warnings=notes, losses=builder.losses)
 
 
 class _Builder:
@@ -117,6 +122,7 @@ class _Builder:
         self.last_answer: Message | None = None
         self.pending: list[tuple[str, str, Any]] = []  # (call id, tool name, arguments) asked, not answered
         self.seen: dict[str, ToolResultPart] = {}  # call id -> its result as a later request shows it
+        self.shown: dict[str, list[ToolResultPart]] = {}  # call id -> every later request's copy of it
         self.from_request = 0
         self.rewritten = 0
         self.end_t = 0.0  # when the last step ended (the run's end)
@@ -208,6 +214,12 @@ class _Builder:
             Correlation(tool_call_id=call_id)
         result, status = step.result, step.status
         shown = self.seen.get(call_id)
+        if status == "error":
+            # The platform says the tool failed; a Chat tool message has no error flag, so the requests
+            # that follow carry the failure as plain text. It is the same message: mark it failed there
+            # too (the wire bytes do not change), so the failed step replays as the request shows it.
+            for part in self.shown.get(call_id, ()):
+                part.is_error = True
         if shown is not None and (shown.content != (result or "") or shown.is_error != (status == "error")):
             # The model saw the request's version: replay serves that; the step's own output is kept.
             mine.update({"tool_output": result, "tool_status": status})

@@ -88,7 +88,15 @@ def describe(event: Event) -> str:
         return "meta: " + _clip(", ".join(sorted(cast(MetaEvent, event).data)), 100)
     if kind == "opaque":
         opaque = cast(OpaqueEvent, event)
-        return f"opaque {opaque.source}/{opaque.name}"
+        data = opaque.data
+        label, rest = "", data
+        if isinstance(data, dict):
+            named = data.get("name") or data.get("event") or data.get("type")
+            label = f" {_clip(named, 60)}" if isinstance(named, str) and named != opaque.name else ""
+            rest = {k: v for k, v in data.items() if k not in ("name", "event", "type") and v not in (None, "", [], {})}
+        shown = rest if isinstance(rest, str) else (json.dumps(rest, separators=(",", ":"), ensure_ascii=False)
+                                                    if rest not in (None, {}, []) else "")
+        return f"opaque {opaque.source}/{opaque.name}{label}" + (f": {_clip(shown, 100)}" if shown else "")
     return str(kind)
 
 
@@ -109,6 +117,9 @@ def entry_fields(event: Event) -> dict[str, Any]:
         return {"child_run_id": event.child_run_id, "phase": event.phase}
     if isinstance(event, DesyncEvent | SyntheticEvent):
         return {"at_step": event.step}
+    if isinstance(event, OpaqueEvent):
+        return {"source": event.source, "name": event.name,
+                "source_id": event.corr.api_request_id if event.corr else None}
     return {}
 
 
@@ -270,6 +281,7 @@ def summary(run: Any) -> dict[str, Any]:
         "failing_step": run.failing_step,
         "final_answer": run.final_answer,
         "duration": round(run.duration, 6),
+        "not_imported": list(header.metadata.get("not_imported") or []),
     }
 
 
