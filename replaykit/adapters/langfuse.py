@@ -6,7 +6,9 @@ PATH holds what Langfuse's public API returns, as JSON (no Langfuse SDK needed):
   "meta": {"cursor": ...}}``, the current SDK's ``api.observations.get_many`` serialised), a JSON list
   of observations, or JSONL with one page or one observation a line;
 - the older trace with its observations (``GET /api/public/traces/{id}``: ``TraceWithFullDetails``, with
-  ``ObservationsView`` entries and scores), a list of them, ``{"data": [...]}`` of them, or JSONL.
+  ``ObservationsView`` entries and scores), a list of them, ``{"data": [...]}`` of them, or JSONL;
+- the Langfuse UI's "download trace" JSON: ``{"trace": {...}, "observations": [...]}`` (observations in
+  any order: they are sorted by start time).
 
 Keys may be camelCase (the API, the SDK's ``by_alias`` dump) or snake_case (``model_dump()``); input and
 output may be JSON text (the v2 API returns them as raw strings). Each trace becomes a run; traces of
@@ -38,6 +40,7 @@ from replaykit.adapters.platform_runs import (
     Timing,
     ToolStep,
     build_run,
+    session_lineage,
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
@@ -109,6 +112,10 @@ def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     observations: list[dict[str, Any]] = []
 
     def take(item: Any, where: str) -> None:
+        if isinstance(item, dict) and isinstance(item.get("trace"), dict) and isinstance(item.get("observations"), list):
+            # the Langfuse UI's "download trace" JSON: the trace and its observations side by side
+            item = {**item["trace"], "observations": item["observations"],
+                    **({"scores": item["scores"]} if item.get("scores") and not item["trace"].get("scores") else {})}
         if _is_observation(item):
             observations.append(item)
         elif isinstance(item, dict) and isinstance(item.get("observations"), list):
@@ -342,6 +349,7 @@ class _Trace:
             run_id=self.run_id, created_at=self.t0.isoformat(timespec="microseconds").replace("+00:00", "Z"),
             source=Source(framework=PLATFORM, adapter=ADAPTER, replaykit_version=__version__),
             model=generation.get("model") if generation else None, session_id=session,
+            lineage=session_lineage(session, self.run_id, self.sessions, PLATFORM) if session else None,
             title=str(title)[:80] if title else None, tags=["imported", "reconstructed"],
             metadata={"imported_from": self.source_name, PLATFORM: kept})
 

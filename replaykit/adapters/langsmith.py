@@ -31,6 +31,7 @@ from replaykit.adapters.platform_runs import (
     Timing,
     ToolStep,
     build_run,
+    session_lineage,
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
@@ -293,7 +294,8 @@ class _Trace:
             run_id=self.run_id, created_at=self.t0.isoformat(timespec="microseconds").replace("+00:00", "Z"),
             source=Source(framework=PLATFORM, adapter=ADAPTER, replaykit_version=__version__),
             model=str(model) if model else None, provider=provider if isinstance(provider, str) else None,
-            session_id=thread, title=str(root.get("name"))[:80] if root.get("name") else None,
+            session_id=thread, lineage=session_lineage(thread, self.run_id, self.sessions, PLATFORM) if thread else None,
+            title=str(root.get("name"))[:80] if root.get("name") else None,
             tags=["imported", "reconstructed"], metadata={"imported_from": self.source_name, PLATFORM: kept})
 
     def end(self) -> RunEnd:

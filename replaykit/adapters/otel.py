@@ -28,7 +28,7 @@ from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.codecs import otel_genai
-from replaykit.core.trace.interop import Conversation
+from replaykit.core.trace.interop import Conversation, Losses
 from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     HEADER_ADAPTER,
@@ -47,6 +47,10 @@ from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
+#: attributes that hold message content: decoded into the run's messages, not kept again beside them
+CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+                                "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                                "input.value", "output.value"})
 LLM_OPS = {"chat", "text_completion", "generate_content"}
 LLM_TYPES = {"chat", "completion"}
 PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
@@ -81,6 +85,17 @@ class Span:
             return "tool"
         if op in ("invoke_agent", "create_agent") or kind == "AGENT":
             return "agent"
+        if op is None and not kind and any(key.startswith("gen_ai.") for key in self.attrs):
+            # Older GenAI semantic conventions (``gen_ai.system``, ``gen_ai.request.model``,
+            # ``gen_ai.usage.*`` with no ``gen_ai.operation.name``, as Jaeger's query API returns such
+            # spans): any ``gen_ai.*`` attribute makes a GenAI span; a tool's attributes make it a tool
+            # call, an agent's without model a turn, the rest a model call.
+            if any(key in self.attrs for key in ("gen_ai.tool.name", "gen_ai.tool.call.id")):
+                return "tool"
+            if any(k.startswith("gen_ai.agent.") for k in self.attrs) and not any(
+                    k.startswith(("gen_ai.request.", "gen_ai.response.", "gen_ai.usage.")) for k in self.attrs):
+                return "agent"
+            return None if self.wrapper else "llm"
         return None
 
     def mine(self, key: str) -> Any:
@@ -102,12 +117,19 @@ def import_otel(path: Path) -> list[ImportedRun]:
     for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
     runs: list[ImportedRun] = []
+    skipped = Losses()
     for trace_id, trace in traces.items():
         if not any(s.role for s in trace):
+            skipped.add("traces without GenAI spans", f"trace {trace_id} ({len(trace)} spans)",
+                        reason="no span of the trace carries a gen_ai.* or OpenInference attribute: no model "
+                        "call, tool or agent to import")
             continue
         runs.extend(_Trace(trace_id, trace, Path(path).name).runs())
+    if runs and skipped.items:
+        ImportedRun(runs[0].header, [], losses=skipped)  # stamps the record into the first run's header
+        runs[0].warnings.extend("not imported: " + line for line in skipped.as_list())
     if not runs:
-        raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.operation.name) or OpenInference "
+        raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.*) or OpenInference "
                        "(openinference.span.kind) attributes")
     return runs
 
@@ -167,6 +189,7 @@ def _resource_spans(document: Any) -> list[Any] | None:
     return None
 
 
+JAEGER_STATUS_TAGS = frozenset({"otel.status_code", "otel.status_description", "error"})
 _JAEGER_VALUE = {"string": "stringValue", "bool": "boolValue", "int64": "intValue", "float64": "doubleValue",
                  "binary": "bytesValue"}
 
@@ -211,7 +234,9 @@ def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
             "spanId": str(span.get("spanID") or "").rjust(16, "0"),
             "parentSpanId": str(parent).rjust(16, "0") if parent else None,
             "name": span.get("operationName") or "", "startTimeUnixNano": start, "endTimeUnixNano": end,
-            "attributes": _jaeger_attributes(span.get("tags")), "events": events,
+            # the status tags become the span's status (not attributes too: as an OTLP export has them)
+            "attributes": _jaeger_attributes([t for t in span.get("tags") or [] if not isinstance(t, dict) or
+                                              t.get("key") not in JAEGER_STATUS_TAGS]), "events": events,
             "status": {"code": code, "message": str(tags.get("otel.status_description") or "")},
         })
     out = []
@@ -380,6 +405,7 @@ class _Trace:
         ids = {key: new_run_id("otel") for key in groups}
         roots = [k for k in groups if not self.launcher(groups[k])]
         out: list[ImportedRun] = []
+        others = [s for s in self.spans if s.role is None]
         for key, spans in groups.items():
             launcher = self.launcher(spans)
             parent_key = self.run_key(self.owner(launcher)) if launcher is not None else None
@@ -388,7 +414,19 @@ class _Trace:
                 lineage = Lineage(relation="subagent", parent_run_id=ids[parent_key],
                                   details={"tool_call_id": launcher.attrs.get("gen_ai.tool.call.id")
                                            or launcher.attrs.get("tool_call.id")})
-            out.append(_RunReader(self, spans, ids[key], lineage, ids).build())
+            reader = _RunReader(self, spans, ids[key], lineage, ids)
+            if roots and key == roots[0]:
+                for span in others:  # an HTTP request, a database call, a wrapper: not part of the agent's run
+                    if span.wrapper:
+                        reader.losses.add("LLM spans around another LLM span", f"span {span.span_id} ({span.name})",
+                                          reason="one model call described twice (a framework's span around the "
+                                          "client's): the inner span is the call")
+                        continue
+                    reader.losses.add("spans that are not GenAI", f"span {span.span_id} ({span.name})",
+                                      reason="a span with no gen_ai.* or OpenInference attribute (an HTTP "
+                                      "request, a database call, a framework's wrapper): not a model call, tool "
+                                      "or agent turn")
+            out.append(reader.build())
         out.sort(key=lambda r: 0 if r.header.run_id in {ids[k] for k in roots} else 1)
         return out
 
@@ -426,6 +464,18 @@ class _RunReader:
         self.call_arguments: dict[str, Any] = {}  # tool call id -> arguments the model gave
         self.unanswered: list[tuple[str, str]] = []  # (call id, tool name) the model asked for, no span yet
         self.missing: set[str] = set()
+        self.lacking: dict[str, list[str]] = {}  # span id -> the content it did not carry
+        self.losses = Losses()
+
+    def lack(self, span: Span, what: str) -> None:
+        """``span`` carried no ``what`` (its instrumentation did not record content): the step comes in
+        without it, marked so on the event (``provider_details.otel.not_recorded``) and in the record."""
+        self.missing.add(what)
+        self.lacking.setdefault(span.span_id, []).append(what)
+        self.losses.add(f"span {what}", f"span {span.span_id} ({span.name})",
+                        reason=f"the span carries no {what} (the instrumentation recorded none): the step "
+                        "comes in without them" + (", its request rebuilt from the conversation so far"
+                                                   if what == "input messages" else ""))
 
     # --------------------------------------------------------------------------------------- header
 
@@ -487,7 +537,7 @@ class _RunReader:
                                      "): rebuilt from the conversation so far or left empty")
             self.warnings.append("requests were reconstructed from span attributes (no sampling parameters "
                                  "beyond gen_ai.request.*): events are marked reconstructed")
-        return ImportedRun(header=header, events=recorder.events, warnings=self.warnings)
+        return ImportedRun(header=header, events=recorder.events, warnings=self.warnings, losses=self.losses)
 
     def ordered(self) -> list[tuple[str, Any]]:
         """Spans and carried span events in their original order (``replaykit.seq``), else by time."""
@@ -525,6 +575,21 @@ class _RunReader:
             out["corr"] = Correlation.model_validate(info["corr"])
         if isinstance(info.get("provider_details"), dict):
             out["provider_details"] = info["provider_details"]
+        if not self.exact:  # a rebuilt span keeps its ids and every attribute it carried beside the content
+            out.setdefault("corr", Correlation(turn_id=span.trace_id, api_request_id=span.span_id,
+                                               extra={"otel": {k: v for k, v in {
+                                                   "span_name": span.name, "parent_span_id": span.parent_id,
+                                                   "status_message": span.status_message or None}.items() if v}}))
+            kept: dict[str, Any] = {}
+            rest = {k: v for k, v in span.attrs.items() if not _is_content(k)}
+            if rest:
+                kept["attributes"] = rest
+            if span.events:
+                kept["events"] = [{"name": n, "attributes": a} for n, _t, a in span.events]
+            if self.lacking.get(span.span_id):
+                kept["not_recorded"] = list(self.lacking[span.span_id])
+            if kept:
+                out["provider_details"] = {**(out.get("provider_details") or {}), "otel": kept}
         return out
 
     def span(self, recorder: Recorder, span: Span) -> None:
@@ -550,7 +615,7 @@ class _RunReader:
                 message = Message(role="user", parts=[TextPart(text=span.attrs["input.value"])])
         if message is None:
             if isinstance(info, dict):
-                self.missing.add("user messages")
+                self.lack(span, "user messages")
                 message = Message(role="user")
             else:
                 return
@@ -631,7 +696,7 @@ class _RunReader:
             messages = otel_genai.decode_openinference(span.attrs, "llm.input_messages") or \
                 otel_genai.decode_legacy(span.attrs, "gen_ai.prompt")
         if not messages:
-            self.missing.add("input messages")
+            self.lack(span, "input messages")
             return self.conv.expected()
         return messages
 
@@ -648,7 +713,7 @@ class _RunReader:
         decoded = decoded or otel_genai.decode_openinference(span.attrs, "llm.output_messages") or \
             otel_genai.decode_legacy(span.attrs, "gen_ai.completion")
         if not decoded:
-            self.missing.add("output messages")
+            self.lack(span, "output messages")
             return Message(role="assistant")
         return decoded[0] if len(decoded) == 1 else Message(role="assistant", parts=[
             p for m in decoded for p in m.parts])
@@ -762,14 +827,14 @@ class _RunReader:
         else:
             arguments = self.call_arguments.get(call_id)
             if not self.exact:
-                self.missing.add("tool arguments")
+                self.lack(span, "tool arguments")
         if self.exact:
             result = info.get("result")
         else:
             value = a.get("gen_ai.tool.call.result", a.get("output.value"))
             result = value if value is None or isinstance(value, str) else json.dumps(value)
             if value is None:
-                self.missing.add("tool results")
+                self.lack(span, "tool results")
         status = info.get("status") or ("error" if span.status_code == 2 else "ok")
         error = info.get("error") if self.exact else (span.status_message or None if status == "error" else None)
         recorder.tool_call(call_id, name or "unknown", arguments, raw_arguments=raw_text if not self.exact else
@@ -800,6 +865,11 @@ def _results_from_later_requests(events: list[Any]) -> None:
                 if index is not None and isinstance(part.content, str) and events[index].seq < event.seq:
                     events[index] = events[index].model_copy(update={"result": part.content})
                     del open_calls[part.tool_call_id]
+
+
+def _is_content(key: str) -> bool:
+    return key in CONTENT_ATTRIBUTES or key.startswith(("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.",
+                                                        "gen_ai.completion.", "llm.tools."))
 
 
 def _str(value: Any) -> str | None:

@@ -26,6 +26,7 @@ from replaykit.adapters.base import ImportedRun
 from replaykit.core.trace.interop import Conversation, Losses
 from replaykit.core.trace.ir import (
     Correlation,
+    Lineage,
     LLMResponse,
     Message,
     Provenance,
@@ -253,6 +254,17 @@ class _Builder:
             return
         self.recorder.run_end(final, status=end.status, reason=end.reason, t=self.end_t,
                              provenance=RECONSTRUCTED)
+
+
+def session_lineage(session_id: str, run_id: str, sessions: dict[str, list[str]], platform: str) -> Lineage | None:
+    """A run after the first of its session descends from the run before it (``relation: import``): the
+    lineage ``runs`` and the viewer show, so the traces of one conversation read as one chain."""
+    ids = sessions.get(session_id, [run_id])
+    position = ids.index(run_id) if run_id in ids else 0
+    if position == 0:
+        return None
+    return Lineage(relation="import", parent_run_id=ids[position - 1],
+                   details={"link": "session", "session_id": session_id, "position": position, "source": platform})
 
 
 def session_links(session_id: str, run_id: str, sessions: dict[str, list[str]]) -> dict[str, Any]:
