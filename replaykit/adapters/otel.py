@@ -47,6 +47,10 @@ from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
+#: attributes only a model call carries (any of them, without ``gen_ai.operation.name``: an older-convention call)
+MODEL_CALL_PREFIXES = ("gen_ai.system", "gen_ai.provider.name", "gen_ai.request.", "gen_ai.response.",
+                       "gen_ai.usage.", "gen_ai.prompt", "gen_ai.completion", "gen_ai.input.messages",
+                       "gen_ai.output.messages")
 #: attributes that hold message content: decoded into the run's messages, not kept again beside them
 CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                                 "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
@@ -88,13 +92,13 @@ class Span:
         if op is None and not kind and any(key.startswith("gen_ai.") for key in self.attrs):
             # Older GenAI semantic conventions (``gen_ai.system``, ``gen_ai.request.model``,
             # ``gen_ai.usage.*`` with no ``gen_ai.operation.name``, as Jaeger's query API returns such
-            # spans): any ``gen_ai.*`` attribute makes a GenAI span; a tool's attributes make it a tool
-            # call, an agent's without model a turn, the rest a model call.
+            # spans): a tool's attributes make a tool call, a model call's a model call. Attributes that
+            # only say where the span ran (``gen_ai.conversation.id``, ``gen_ai.task.id``, an agent's
+            # name: baggage copied onto every span of a request) make no step.
             if any(key in self.attrs for key in ("gen_ai.tool.name", "gen_ai.tool.call.id")):
                 return "tool"
-            if any(k.startswith("gen_ai.agent.") for k in self.attrs) and not any(
-                    k.startswith(("gen_ai.request.", "gen_ai.response.", "gen_ai.usage.")) for k in self.attrs):
-                return "agent"
+            if not any(key.startswith(MODEL_CALL_PREFIXES) for key in self.attrs):
+                return None
             return None if self.wrapper else "llm"
         return None
 
@@ -423,9 +427,9 @@ class _Trace:
                                           "client's): the inner span is the call")
                         continue
                     reader.losses.add("spans that are not GenAI", f"span {span.span_id} ({span.name})",
-                                      reason="a span with no gen_ai.* or OpenInference attribute (an HTTP "
-                                      "request, a database call, a framework's wrapper): not a model call, tool "
-                                      "or agent turn")
+                                      reason="not a model call, tool or agent turn (an HTTP request, a queue, a "
+                                      "database call: no GenAI or OpenInference attribute beyond the "
+                                      "conversation/task ids copied onto every span)")
             out.append(reader.build())
         out.sort(key=lambda r: 0 if r.header.run_id in {ids[k] for k in roots} else 1)
         return out
