@@ -253,6 +253,15 @@ class ReplayCursor:
                 return None
             return self.record.request_messages(rnd.llm)
 
+    def continues(self, messages: Sequence[Message]) -> bool:
+        """True when the record's next request is ``messages`` as they stand: the application called the
+        model again on the history that ends with the model's answer, with nothing added (two assistant
+        answers in a row, as Hermes trajectories hold them). An engine whose loop would end the turn on a
+        final answer calls the model once more instead. False when live, past the cut, or at the end."""
+        recorded = self.next_request()
+        return recorded is not None and len(recorded) == len(messages) and \
+            serve.request_fingerprint(recorded) == serve.request_fingerprint(messages)
+
     def take_recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
         """``recorded_input`` for an engine that hands the input over: each user message in it starts a
         turn in the new run (as recorded) and is not a later turn any more (``next_turn`` skips it).
