@@ -164,8 +164,8 @@ def _text_actions(document: dict[str, Any]) -> bool:
     steps = document.get("steps") or []
     if not any(step.get("tool_calls") for step in steps if isinstance(step, dict)):
         return False
-    extra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
-    if isinstance(extra.get("parser"), str):
+    extra = agent.get("extra")
+    if isinstance(extra, dict) and isinstance(extra.get("parser"), str):
         return True
     results = [(step, r) for step in steps if isinstance(step, dict)
                for r in (step.get("observation") or {}).get("results") or [] if isinstance(r, dict)]
