@@ -53,8 +53,7 @@ MODEL_CALL_PREFIXES = ("gen_ai.system", "gen_ai.provider.name", "gen_ai.request.
                        "gen_ai.output.messages")
 #: attributes that hold message content: decoded into the run's messages, not kept again beside them
 CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                                "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
-                                "input.value", "output.value"})
+                                "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"})
 LLM_OPS = {"chat", "text_completion", "generate_content"}
 LLM_TYPES = {"chat", "completion"}
 PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
@@ -76,6 +75,8 @@ class Span:
     status_message: str
     events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
+    scope: dict[str, Any] = field(default_factory=dict)  # instrumentation scope: name, version, schema URL
+    kind: str | None = None  # client, server, producer, consumer (internal: None)
     wrapper: bool = False  # an LLM span around another LLM span (``_Trace``): not a call of its own
 
     @property
@@ -171,8 +172,17 @@ def _read_spans(path: Path) -> list[Span]:
             scopes = resource_span.get("scopeSpans", resource_span.get("scope_spans",
                                        resource_span.get("instrumentationLibrarySpans")))
             for scope in scopes or []:
-                for raw in (scope.get("spans") if isinstance(scope, dict) else None) or []:
-                    spans.append(_span(raw, resource, path.name))
+                if not isinstance(scope, dict):
+                    continue
+                about = scope.get("scope", scope.get("instrumentationLibrary"))
+                info = {k: v for k, v in {**(about if isinstance(about, dict) else {}),
+                                          "schema_url": scope.get("schemaUrl")}.items() if v not in (None, "", [], {})}
+                if isinstance(info.get("attributes"), list):
+                    info["attributes"] = _attrs(info["attributes"])
+                for raw in scope.get("spans") or []:
+                    span = _span(raw, resource, path.name)
+                    span.scope = info
+                    spans.append(span)
     return spans
 
 
@@ -193,7 +203,7 @@ def _resource_spans(document: Any) -> list[Any] | None:
     return None
 
 
-JAEGER_STATUS_TAGS = frozenset({"otel.status_code", "otel.status_description", "error"})
+JAEGER_STATUS_TAGS = frozenset({"otel.status_code", "otel.status_description", "error", "span.kind"})
 _JAEGER_VALUE = {"string": "stringValue", "bool": "boolValue", "int64": "intValue", "float64": "doubleValue",
                  "binary": "bytesValue"}
 
@@ -210,7 +220,8 @@ def _jaeger_attributes(tags: Any) -> list[dict[str, Any]]:
 def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """One Jaeger trace (``{"traceID", "spans", "processes"}``) as OTLP ResourceSpans, one per process:
     ids padded to OTLP's sizes, microseconds to nanoseconds, tags to attributes, logs to events,
-    ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status."""
+    ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status, the
+    ``span.kind`` tag to the kind."""
     table = trace.get("processes")
     processes: dict[str, Any] = table if isinstance(table, dict) else {}
     by_process: dict[str, list[dict[str, Any]]] = {}
@@ -238,6 +249,7 @@ def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
             "spanId": str(span.get("spanID") or "").rjust(16, "0"),
             "parentSpanId": str(parent).rjust(16, "0") if parent else None,
             "name": span.get("operationName") or "", "startTimeUnixNano": start, "endTimeUnixNano": end,
+            "kind": tags.get("span.kind"),
             # the status tags become the span's status (not attributes too: as an OTLP export has them)
             "attributes": _jaeger_attributes([t for t in span.get("tags") or [] if not isinstance(t, dict) or
                                               t.get("key") not in JAEGER_STATUS_TAGS]), "events": events,
@@ -313,8 +325,20 @@ def _span(raw: Any, resource: dict[str, Any], name: str) -> Span:
         status_code=int(code or 0), status_message=str(status.get("message") or ""),
         events=[(str(e.get("name")), int(e.get("timeUnixNano", 0) or 0), _attrs(e.get("attributes")))
                 for e in raw.get("events") or [] if isinstance(e, dict)],
-        resource=resource,
+        resource=resource, kind=_kind(raw.get("kind")),
     )
+
+
+_KINDS = {2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+def _kind(value: Any) -> str | None:
+    """A span's kind by name (``client``, ``server``, ...); internal or unspecified: None (Jaeger writes
+    no ``span.kind`` tag for those, so every shape reads the same)."""
+    if isinstance(value, str):
+        name = value.removeprefix("SPAN_KIND_").lower()
+        return None if name in ("internal", "unspecified", "") else name
+    return _KINDS.get(value) if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------ building
@@ -514,8 +538,21 @@ class _RunReader:
             provider=provider if isinstance(provider, str) else None,
             session_id=_str(attrs.get("gen_ai.conversation.id") or attrs.get("session.id")),
             lineage=self.lineage, tags=["imported", "reconstructed"],
-            metadata={"imported_from": self.trace.source_name, "trace_id": self.trace.trace_id},
+            metadata={"imported_from": self.trace.source_name, "trace_id": self.trace.trace_id,
+                      **self.sources()},
         )
+
+    def sources(self) -> dict[str, Any]:
+        """Where the trace's spans came from: each distinct resource (service, host, SDK) and
+        instrumentation scope (name, version, schema URL), in the header's metadata."""
+        resources: list[dict[str, Any]] = []
+        scopes: list[dict[str, Any]] = []
+        for span in self.trace.spans:
+            if span.resource and span.resource not in resources:
+                resources.append(span.resource)
+            if span.scope and span.scope not in scopes:
+                scopes.append(span.scope)
+        return {k: v for k, v in {"otel_resources": resources, "otel_scopes": scopes}.items() if v}
 
     # ---------------------------------------------------------------------------------------- build
 
@@ -583,6 +620,7 @@ class _RunReader:
             out.setdefault("corr", Correlation(turn_id=span.trace_id, api_request_id=span.span_id,
                                                extra={"otel": {k: v for k, v in {
                                                    "span_name": span.name, "parent_span_id": span.parent_id,
+                                                   "span_kind": span.kind, "status_code": span.status_code,
                                                    "status_message": span.status_message or None}.items() if v}}))
             kept: dict[str, Any] = {}
             rest = {k: v for k, v in span.attrs.items() if not _is_content(k)}
@@ -621,7 +659,8 @@ class _RunReader:
             if isinstance(info, dict):
                 self.lack(span, "user messages")
                 message = Message(role="user")
-            else:
+            else:  # an agent span with no input: no turn to start, the span is kept as what it is
+                recorder.opaque("otel", "agent_span", {"name": span.name}, **self.fields(span, None))
                 return
         recorder.turn_start(message, turn=int(info.get("turn", 0)) if isinstance(info, dict) else
                             sum(1 for e in recorder.events if e.kind == "turn_start"), **self.fields(span, info))
@@ -772,7 +811,8 @@ class _RunReader:
             return
         resp = span.mine("response") or {}
         message = self.response_message(span, resp)
-        finish = resp.get("finish_reason") if self.exact else _first(span.attrs.get("gen_ai.response.finish_reasons"))
+        finish = resp.get("finish_reason") if self.exact else _first(
+            span.attrs.get("gen_ai.response.finish_reasons", span.attrs.get("gen_ai.completion.0.finish_reason")))
         response = LLMResponse(
             message=message, finish_reason=finish, usage=self.usage(span, resp),
             model=resp.get("model") if self.exact else _str(span.attrs.get("gen_ai.response.model")),

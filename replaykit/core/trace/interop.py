@@ -61,11 +61,14 @@ class Losses:
         return {name: list(details) for name, details in sorted(self.items.items())}
 
     def record(self) -> list[dict[str, Any]]:
-        """The ``not_imported`` entries: ``{what, count, reason, examples, fields?}`` per name."""
+        """The ``not_imported`` entries: ``{what, count, reason, examples, items?, fields?}`` per name
+        (``items``: all details, up to 1000, when there are more than the five examples)."""
         out = []
         for name, details in sorted(self.items.items()):
             entry: dict[str, Any] = {"what": name, "count": len(details),
                                      "reason": self.reasons.get(name) or details[0], "examples": details[:5]}
+            if len(details) > 5:  # every one, for a reader that accounts each (capped: a record stays small)
+                entry["items"] = details[:1000]
             if self.fields.get(name):
                 entry["fields"] = list(self.fields[name])
             out.append(entry)
@@ -84,6 +87,9 @@ class Losses:
                 continue
             known["count"] = int(known.get("count") or 0) + entry["count"]
             known["examples"] = (list(known.get("examples") or []) + entry["examples"])[:5]
+            if entry.get("items") or known.get("items") or len(known["examples"]) < known["count"]:
+                known["items"] = (list(known.get("items") or known.get("examples") or [])
+                                  + list(entry.get("items") or entry["examples"]))[:1000]
             if entry.get("fields"):
                 known["fields"] = sorted(set(known.get("fields") or []) | set(entry["fields"]))
         header.metadata[NOT_IMPORTED_KEY] = list(merged.values())
