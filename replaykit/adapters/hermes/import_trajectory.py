@@ -139,7 +139,10 @@ def _run(entry: dict[str, Any], where: str, source_name: str, index: int) -> Imp
         run_id=new_run_id("hermes-trajectory"), created_at=_created_at(entry.get("timestamp")),
         source=Source(framework="hermes", adapter=ADAPTER, replaykit_version=__version__), model=model,
         tags=["imported", "reconstructed"],
-        metadata={"imported_from": source_name, "line": index + 1, "completed": entry.get("completed")},
+        metadata={"imported_from": source_name, "line": index + 1, "completed": entry.get("completed"),
+                  # any other field of the line (a later Hermes may add some): kept, not dropped
+                  **({"trajectory_extra": extra} if (extra := {k: v for k, v in entry.items() if k not in
+                     ("conversations", "timestamp", "model", "completed")}) else {})},
     )
     recorder = Recorder(header, clock=lambda: 0.0)
     conv = Conversation()
