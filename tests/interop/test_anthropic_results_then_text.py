@@ -2,7 +2,7 @@
 text is input the application added after the results, inside the turn. Each engine that loops itself
 hands it over before the served call in the canonical shape (``canonical.message_units``: each result a
 message, then the text), so the played request holds every message of the recorded one: 0 desyncs,
-``diff`` equal. The Anthropic SDK's own request types build the log."""
+``diff`` equal."""
 
 from __future__ import annotations
 
@@ -20,25 +20,22 @@ from replaykit.core.trace.store import RunStore
 from replaykit.engines import play
 from tests.conformance._matrix import engine_extra, options
 
-anthropic_types = pytest.importorskip("anthropic.types")
-
 
 def _log(together: bool) -> dict[str, Any]:
-    tool = anthropic_types.ToolParam(name="get_weather", description="Current weather",
-                                     input_schema={"type": "object", "properties": {"city": {"type": "string"}}})
-    results: list[Any] = [
-        anthropic_types.ToolResultBlockParam(type="tool_result", tool_use_id="toolu_1", content="18C"),
-        anthropic_types.ToolResultBlockParam(type="tool_result", tool_use_id="toolu_2", content="9C")]
-    text = anthropic_types.TextBlockParam(type="text", text="Answer in French, please.")
-    asked = anthropic_types.MessageParam(role="assistant", content=[
-        anthropic_types.ToolUseBlockParam(type="tool_use", id="toolu_1", name="get_weather", input={"city": "Paris"}),
-        anthropic_types.ToolUseBlockParam(type="tool_use", id="toolu_2", name="get_weather", input={"city": "Oslo"})])
-    turn = [anthropic_types.MessageParam(role="user", content=[*results, text])] if together else [
-        anthropic_types.MessageParam(role="user", content=results), anthropic_types.MessageParam(role="user", content=[text])]
+    """An Anthropic Messages request body, as the SDK sends it (and a request log keeps it)."""
+    tool = {"name": "get_weather", "description": "Current weather",
+            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    results: list[Any] = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "18C"},
+                          {"type": "tool_result", "tool_use_id": "toolu_2", "content": "9C"}]
+    text = {"type": "text", "text": "Answer in French, please."}
+    asked = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Oslo"}}]}
+    turn = [{"role": "user", "content": [*results, text]}] if together else [
+        {"role": "user", "content": results}, {"role": "user", "content": [text]}]
     return {"model": "claude-sonnet-4-5", "max_tokens": 512, "tools": [tool], "messages": [
-        anthropic_types.MessageParam(role="user", content="Weather in Paris and Oslo?"), asked, *turn,
-        anthropic_types.MessageParam(role="assistant", content=[anthropic_types.TextBlockParam(
-            type="text", text="Paris : 18C, Oslo : 9C.")])]}
+        {"role": "user", "content": "Weather in Paris and Oslo?"}, asked, *turn,
+        {"role": "assistant", "content": [{"type": "text", "text": "Paris : 18C, Oslo : 9C."}]}]}
 
 
 @pytest.mark.parametrize("together", [True, False], ids=["one-user-message", "two-user-messages"])

@@ -70,11 +70,9 @@ def _with_summarization() -> dict[str, Any]:
         {"step_id": 4, "source": "user", "message": "Summarize what you have accomplished so far."},
         {"step_id": 5, "source": "agent", "model_name": "openai/gpt-4o", "message": "I created test_dir."}]
     document["subagent_trajectories"] = [summary]
-    document["steps"].insert(4, {"step_id": 99, "source": "system", "message": "Context summarized.",
-                                 "observation": {"results": [{"subagent_trajectory_ref": [
-                                     {"trajectory_id": "summarization-1-summary"}]}]}})
-    for n, step in enumerate(document["steps"], start=1):
-        step["step_id"] = n
+    # the step whose context was summarized names the sub-trajectory beside its terminal output
+    document["steps"][3]["observation"]["results"].append(
+        {"subagent_trajectory_ref": [{"trajectory_id": "summarization-1-summary"}]})
     return document
 
 
