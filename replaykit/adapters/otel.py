@@ -131,7 +131,7 @@ def import_otel(path: Path) -> list[ImportedRun]:
             continue
         runs.extend(_Trace(trace_id, trace, Path(path).name).runs())
     if runs and skipped.items:
-        ImportedRun(runs[0].header, [], losses=skipped)  # stamps the record into the first run's header
+        skipped.stamp(runs[0].header)  # the file's record goes with its first run
         runs[0].warnings.extend("not imported: " + line for line in skipped.as_list())
     if not runs:
         raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.*) or OpenInference "

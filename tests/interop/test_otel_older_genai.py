@@ -94,3 +94,19 @@ def test_a_trace_with_no_gen_ai_attribute_is_still_refused(tmp_path: Path, capsy
     assert main(["import", str(path), "--format", "otel", "--store", str(tmp_path / "s")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no span carries GenAI (gen_ai.*)" in err
+
+
+def test_a_trace_without_gen_ai_spans_is_named_beside_one_with_them(tmp_path: Path) -> None:
+    genai = _jaeger(_older_spans())
+    plain = _jaeger(_older_spans())
+    trace = plain["data"][0]
+    trace["traceID"] = "f" * 32
+    for span in trace["spans"]:
+        span["traceID"] = trace["traceID"]
+        span["tags"] = [t for t in span["tags"] if not t["key"].startswith("gen_ai.")]
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps({"data": genai["data"] + plain["data"]}))
+    (imported,) = import_otel(path)
+    record = {e["what"]: e for e in imported.header.metadata["not_imported"]}
+    assert record["traces without GenAI spans"]["examples"] == [f"trace {'f' * 32} (3 spans)"]
+    assert any("traces without GenAI spans" in w for w in imported.warnings)
