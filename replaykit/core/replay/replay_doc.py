@@ -84,9 +84,23 @@ def opaque_summary(event: dict[str, Any]) -> str:
         named = data.get("name") or data.get("event") or data.get("type")
         label = f" {_clip(named, 60)}" if isinstance(named, str) and named != event.get("name") else ""
         rest = {k: v for k, v in data.items() if k not in ("name", "event", "type") and v not in (None, "", [], {})}
-    shown = rest if isinstance(rest, str) else (dumps_compact(rest) if rest not in (None, {}, []) else "")
+    shown = rest if isinstance(rest, str) else (dumps_compact(_preview(rest)) if rest not in (None, {}, []) else "")
     tail = f": {_clip(shown, 100)}" if shown else ""
     return f"opaque {event.get('source')}/{event.get('name')}{label}{tail}"
+
+
+def _preview(value: Any, depth: int = 0) -> Any:
+    """A small copy of ``value`` for a one-line summary: a few keys and items, short strings, three
+    levels (an opaque event's data can be megabytes: a summary never serializes all of it)."""
+    if isinstance(value, str):
+        return value[:120]
+    if depth >= 3:
+        return "…" if isinstance(value, dict | list) else value
+    if isinstance(value, dict):
+        return {k: _preview(v, depth + 1) for k, v in list(value.items())[:6]}
+    if isinstance(value, list):
+        return [_preview(v, depth + 1) for v in value[:4]]
+    return value
 
 
 def _add_usage(totals: dict[str, int], usage: dict[str, Any] | None) -> None:
