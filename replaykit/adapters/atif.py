@@ -154,6 +154,27 @@ def _bind_results(calls: list[dict[str, Any]], results: list[dict[str, Any]]) ->
     return out
 
 
+def _text_actions(document: dict[str, Any]) -> bool:
+    """True when the agent's ``tool_calls`` are its own reading of the model's text, not function calls
+    the model made: Terminus-2 (and its summarization sub-trajectories) asks for commands in a JSON or XML
+    answer, parses them into ``tool_calls``, and hands the terminal output back as the next user message.
+    Such a trajectory offers the model no tool (no ``agent.tool_definitions``, or a text ``parser`` in
+    ``agent.extra``) and no observation result names a ``source_call_id``."""
+    agent = document.get("agent") or {}
+    steps = document.get("steps") or []
+    if not any(step.get("tool_calls") for step in steps if isinstance(step, dict)):
+        return False
+    extra = agent.get("extra")
+    if isinstance(extra, dict) and isinstance(extra.get("parser"), str):
+        return True
+    results = [(step, r) for step in steps if isinstance(step, dict)
+               for r in (step.get("observation") or {}).get("results") or [] if isinstance(r, dict)]
+    if agent.get("tool_definitions") or any(r.get("source_call_id") for _, r in results):
+        return False
+    # evidence, not absence: a step with actions whose output came back naming no call
+    return any(step.get("tool_calls") and r.get("content") is not None for step, r in results)
+
+
 class _Reader:
     def __init__(self, document: dict[str, Any], *, where: str, source_name: str,
                  lineage: Lineage | None = None, run_id: str | None = None, depth: int = 0) -> None:
@@ -172,6 +193,7 @@ class _Reader:
         self.child_ids: dict[str, str] = {}  # trajectory_id -> new child run id
         self.exact = bool(self.mine)
         self.by_position: dict[tuple[int, int], list[Any]] = {}
+        self.text_actions = not self.exact and _text_actions(document)
 
     # ----------------------------------------------------------------------------------------- run
 
@@ -306,7 +328,9 @@ class _Reader:
     def agent(self, recorder: Recorder, conv: Conversation, step: dict[str, Any], mine: dict[str, Any],
               sets: dict[str, list[ToolSpec]], default_tools: list[ToolSpec] | None, start: dt.datetime | None,
               where: str, index: int, *, last: bool = False) -> None:
-        calls = step.get("tool_calls") or []
+        # Actions parsed from the model's text (``_text_actions``) are no function calls: the model's
+        # answer is its text, each observation the next user message (kept in provider_details).
+        calls = [] if self.text_actions else step.get("tool_calls") or []
         info = mine.get("event") or {}
         llm_id: str | None = None
         if step.get("llm_call_count") != 0:
@@ -480,5 +504,7 @@ class _Reader:
         for key in ("reasoning_effort", "is_copied_context", "extra"):
             if step.get(key) is not None and not (key == "extra" and self.exact):
                 details.setdefault("atif_step", {})[key] = step[key]
+        if self.text_actions and step.get("tool_calls"):
+            details.setdefault("atif_step", {})["text_actions"] = step["tool_calls"]
         return details or None
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from replaykit.core.errors import BadInput
+from replaykit.core.trace.interop import Losses
 from replaykit.core.trace.ir import Event, RunHeader
 
 #: the largest file an importer reads whole
@@ -20,6 +21,14 @@ class ImportedRun:
     events: list[Event]
     #: What the source lacked or what had to be reconstructed (shown to the user, never hidden).
     warnings: list[str] = field(default_factory=list)
+    #: What the source held that the run does not, by name with a reason: written into the run header's
+    #: ``metadata.not_imported`` (``inspect`` shows it) and into the warnings, here and only here.
+    losses: Losses | None = None
+
+    def __post_init__(self) -> None:
+        if self.losses is not None and self.losses.items:
+            self.losses.stamp(self.header)
+            self.warnings = [*self.warnings, *("not imported: " + line for line in self.losses.as_list())]
 
 
 def read_import_text(path: Path) -> str:

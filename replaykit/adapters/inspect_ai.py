@@ -82,6 +82,13 @@ def _read(path: Path) -> dict[str, Any]:
     except (Exception, RecursionError) as exc:  # the reader raises zip, JSON and validation errors alike
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"{path.name}: not an Inspect AI eval log ({type(exc).__name__}: {first[:300]})") from exc
+    try:  # pooled model inputs the reader left as references: Inspect's own resolver binds them back
+        from inspect_ai.log import resolve_sample_events_data
+    except ImportError:  # an Inspect AI without pools: nothing to resolve
+        pass
+    else:
+        if log.samples and any(getattr(sample, "events_data", None) for sample in log.samples):
+            log = log.model_copy(update={"samples": [resolve_sample_events_data(s) for s in log.samples]})
     document: dict[str, Any] = log.model_dump(mode="json", exclude={"location"})
     return document
 
@@ -214,9 +221,36 @@ class _Sample:
                 out.append(OpaqueStep(self.timing(event), PLATFORM, str(kind or "event"), event))
         return out
 
+    def pooled_input(self, event: dict[str, Any]) -> list[Any] | None:
+        """A model event's input: inline, or range references (``input_refs``: ``[start, end)`` pairs) into
+        the sample's message pool (``events_data.messages``), which newer Inspect AI writes to deduplicate
+        the history every model event repeats. Inspect's reader resolves the pool it knows
+        (``resolve_sample_events_data``); refs it left unresolved are expanded here the same way. None:
+        neither (the input is not in the log)."""
+        if event.get("input"):
+            return list(event["input"])
+        refs = event.get("input_refs")
+        if not refs:
+            return [] if "input" in event else None
+        pool = (self.sample.get("events_data") or {}).get("messages") or []
+        out: list[Any] = []
+        for ref in refs:
+            if not (isinstance(ref, list | tuple) and len(ref) == 2 and all(isinstance(n, int) for n in ref)):
+                raise BadInput(f"{self.where}: a model event's input_refs entry {ref!r} is not a [start, end) pair")
+            out.extend(pool[ref[0]:ref[1]])
+        return out or None
+
     def model(self, event: dict[str, Any], where: str) -> LlmStep:
         at = self.timing(event)
-        messages = [decode_message(m, f"{where}.input[{i}]") for i, m in enumerate(event.get("input") or [])]
+        raw_input = self.pooled_input(event)
+        messages: list[Message] | None = None
+        if raw_input is not None:
+            messages = [decode_message(m, f"{where}.input[{i}]") for i, m in enumerate(raw_input)]
+        else:
+            self.losses.add("model inputs", f"event {event.get('uuid')}: input_refs into a message pool the log "
+                            "does not hold", reason="the model event's input points into a message pool that is "
+                            "not in the log: its request is rebuilt from the conversation so far",
+                            fields=["input_refs"])
         output = event.get("output") or {}
         choices = output.get("choices") or []
         response = decode_message(choices[0]["message"], f"{where}.output") if choices else None
@@ -292,8 +326,27 @@ class _Sample:
             source=Source(framework="inspect_ai", framework_version=(self.log.get("eval") or {}).get("packages", {})
                           .get("inspect_ai"), adapter=ADAPTER, replaykit_version=__version__),
             model=model.split("/", 1)[1] if provider and model else model, provider=provider,
-            session_id=ev.get("eval_id"), title=title[:80], tags=["imported", "reconstructed"],
+            session_id=ev.get("eval_id"), title=title[:80], tags=["imported", "reconstructed", *self.labels()],
             metadata={"imported_from": self.source_name, PLATFORM: kept})
+
+    def labels(self) -> list[str]:
+        """Tags an evaluation user filters on (``eval --filter tag=score:match=C``, the viewer's tag filter):
+        the task, the sample's id, uuid and epoch, and each score (``score:<scorer>=<value>``; a dict value
+        gives one tag per key, ``score:<scorer>.<key>=<value>``). The scores whole (answer, explanation,
+        metadata) are in ``metadata.inspect_ai.scores``."""
+        sample, tags = self.sample, []
+        if self.eval.get("task"):
+            tags.append(f"task:{self.eval['task']}")
+        for key in ("id", "uuid", "epoch"):
+            if sample.get(key) is not None:
+                tags.append(f"sample_{key}:{sample[key]}" if key != "id" else f"sample:{sample[key]}")
+        for scorer, score in (sample.get("scores") or {}).items():
+            value = score.get("value") if isinstance(score, dict) else score
+            if isinstance(value, dict):
+                tags.extend(f"score:{scorer}.{k}={v}" for k, v in value.items())
+            elif value is not None:
+                tags.append(f"score:{scorer}={value}")
+        return tags
 
     def end(self) -> RunEnd:
         error = self.sample.get("error")

@@ -6,7 +6,9 @@ PATH holds what Langfuse's public API returns, as JSON (no Langfuse SDK needed):
   "meta": {"cursor": ...}}``, the current SDK's ``api.observations.get_many`` serialised), a JSON list
   of observations, or JSONL with one page or one observation a line;
 - the older trace with its observations (``GET /api/public/traces/{id}``: ``TraceWithFullDetails``, with
-  ``ObservationsView`` entries and scores), a list of them, ``{"data": [...]}`` of them, or JSONL.
+  ``ObservationsView`` entries and scores), a list of them, ``{"data": [...]}`` of them, or JSONL;
+- the Langfuse UI's "download trace" JSON: ``{"trace": {...}, "observations": [...]}`` (observations in
+  any order: they are sorted by start time).
 
 Keys may be camelCase (the API, the SDK's ``by_alias`` dump) or snake_case (``model_dump()``); input and
 output may be JSON text (the v2 API returns them as raw strings). Each trace becomes a run; traces of
@@ -38,6 +40,7 @@ from replaykit.adapters.platform_runs import (
     Timing,
     ToolStep,
     build_run,
+    session_lineage,
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
@@ -65,7 +68,7 @@ def import_langfuse(path: Path) -> list[ImportedRun]:
 
 def _import(path: Path) -> list[ImportedRun]:
     path = Path(path)
-    traces, observations = _read(path)
+    traces, observations, page_meta = _read(path)
     for obs in observations:
         trace_id = _get(obs, "traceId")
         if not isinstance(trace_id, str) or not trace_id:
@@ -80,7 +83,15 @@ def _import(path: Path) -> list[ImportedRun]:
         session = _session(trace)
         if session:
             sessions.setdefault(session, []).append(run_ids[trace_id])
-    return [_Trace(trace, run_ids[trace_id], sessions, path.name).run() for trace_id, trace in ordered]
+    runs = []
+    for trace_id, trace in ordered:
+        reader = _Trace(trace, run_ids[trace_id], sessions, path.name)
+        for meta in page_meta:
+            reader.losses.add("page metadata", json.dumps(meta, ensure_ascii=False)[:200], fields=["meta"],
+                              reason="the API page's pagination state (cursor, counts): about the listing, not "
+                              "about any trace")
+        runs.append(reader.run())
+    return runs
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -104,11 +115,16 @@ def _is_observation(obj: Any) -> bool:
         and "observations" not in obj
 
 
-def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[Any]]:
     traces: dict[str, dict[str, Any]] = {}
     observations: list[dict[str, Any]] = []
+    page_meta: list[Any] = []  # the API pages' ``meta`` (cursor, counts): pagination, not part of a trace
 
     def take(item: Any, where: str) -> None:
+        if isinstance(item, dict) and isinstance(item.get("trace"), dict) and isinstance(item.get("observations"), list):
+            # the Langfuse UI's "download trace" JSON: the trace and its observations side by side
+            item = {**item["trace"], "observations": item["observations"],
+                    **({"scores": item["scores"]} if item.get("scores") and not item["trace"].get("scores") else {})}
         if _is_observation(item):
             observations.append(item)
         elif isinstance(item, dict) and isinstance(item.get("observations"), list):
@@ -130,12 +146,14 @@ def _read(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     for where, document in read_json_documents(path, "Langfuse traces or observations as JSON"):
         items = document.get("data") if isinstance(document, dict) and isinstance(document.get("data"), list) \
             else document
+        if items is not document and document.get("meta"):
+            page_meta.append(document["meta"])
         if isinstance(items, list):
             for index, item in enumerate(items):
                 take(item, f"{where}: item {index + 1}")
         else:
             take(items, where)
-    return traces, observations
+    return traces, observations, page_meta
 
 
 def _time(value: Any, where: str) -> dt.datetime | None:
@@ -326,7 +344,9 @@ class _Trace:
         root = self.root or {}
         session = _session(trace)
         generation = next((o for o in self.observations if str(o.get("type")).upper() == "GENERATION"), None)
-        kept = {k: v for k, v in {key: trace.get(key) for key in TRACE_KEYS if key not in ("id", "observations")}.items()
+        # every field of the trace (the known ones first), none left behind
+        keys = [*TRACE_KEYS, *(k for k in trace if k not in TRACE_KEYS)]
+        kept = {k: v for k, v in {key: trace.get(key) for key in keys if key not in ("id", "observations")}.items()
                 if v not in (None, [], {})}
         kept["trace_id"] = self.trace_id
         if "input" in kept or "output" in kept:
@@ -342,6 +362,7 @@ class _Trace:
             run_id=self.run_id, created_at=self.t0.isoformat(timespec="microseconds").replace("+00:00", "Z"),
             source=Source(framework=PLATFORM, adapter=ADAPTER, replaykit_version=__version__),
             model=generation.get("model") if generation else None, session_id=session,
+            lineage=session_lineage(session, self.run_id, self.sessions, PLATFORM) if session else None,
             title=str(title)[:80] if title else None, tags=["imported", "reconstructed"],
             metadata={"imported_from": self.source_name, PLATFORM: kept})
 

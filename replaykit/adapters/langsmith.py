@@ -31,6 +31,7 @@ from replaykit.adapters.platform_runs import (
     Timing,
     ToolStep,
     build_run,
+    session_lineage,
     session_links,
 )
 from replaykit.core.errors import BadInput, CodecError
@@ -181,6 +182,10 @@ class _Trace:
                            api_request_id=str(run["id"]), extra={PLATFORM: extra})
         kept = {k: v for k, v in {"tags": run.get("tags") or None, "metadata": _metadata(run) or None,
                                   "events": run.get("events") or None, "status": run.get("status"),
+                                  "extra": {k: v for k, v in pm.as_dict(run.get("extra")).items()
+                                            if k not in ("metadata", "invocation_params")} or None,
+                                  "invocation_type": pm.as_dict(pm.as_dict(run.get("extra")).get(
+                                      "invocation_params")).get("_type"),
                                   "first_token_time": run.get("first_token_time"),
                                   "feedback_stats": run.get("feedback_stats") or None,
                                   "reference_example_id": run.get("reference_example_id")}.items() if v is not None}
@@ -195,6 +200,10 @@ class _Trace:
         for run in self.runs:
             kind = str(run.get("run_type") or "")
             where = f"{self.where}: run {run['id']}"
+            if run.get("serialized"):
+                self.losses.add("serialized constructors", f"run {run['id']} ({run.get('name')})", fields=["serialized"],
+                                reason="how LangChain would rebuild the model or chain object (its class path "
+                                "and repr), not part of what it did")
             try:
                 if kind == "llm":
                     out.append(self.llm(run, where))
@@ -293,7 +302,8 @@ class _Trace:
             run_id=self.run_id, created_at=self.t0.isoformat(timespec="microseconds").replace("+00:00", "Z"),
             source=Source(framework=PLATFORM, adapter=ADAPTER, replaykit_version=__version__),
             model=str(model) if model else None, provider=provider if isinstance(provider, str) else None,
-            session_id=thread, title=str(root.get("name"))[:80] if root.get("name") else None,
+            session_id=thread, lineage=session_lineage(thread, self.run_id, self.sessions, PLATFORM) if thread else None,
+            title=str(root.get("name"))[:80] if root.get("name") else None,
             tags=["imported", "reconstructed"], metadata={"imported_from": self.source_name, PLATFORM: kept})
 
     def end(self) -> RunEnd:

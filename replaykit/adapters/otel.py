@@ -28,7 +28,7 @@ from replaykit import __version__
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.codecs import otel_genai
-from replaykit.core.trace.interop import Conversation
+from replaykit.core.trace.interop import Conversation, Losses
 from replaykit.core.trace.ir import (
     EVENT_ADAPTER,
     HEADER_ADAPTER,
@@ -47,6 +47,13 @@ from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.store import new_run_id
 
 ADAPTER = "replaykit.adapters.otel"
+#: attributes only a model call carries (any of them, without ``gen_ai.operation.name``: an older-convention call)
+MODEL_CALL_PREFIXES = ("gen_ai.system", "gen_ai.provider.name", "gen_ai.request.", "gen_ai.response.",
+                       "gen_ai.usage.", "gen_ai.prompt", "gen_ai.completion", "gen_ai.input.messages",
+                       "gen_ai.output.messages")
+#: attributes that hold message content: decoded into the run's messages, not kept again beside them
+CONTENT_ATTRIBUTES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+                                "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"})
 LLM_OPS = {"chat", "text_completion", "generate_content"}
 LLM_TYPES = {"chat", "completion"}
 PARAMS = {"gen_ai.request.max_tokens": "max_tokens", "gen_ai.request.temperature": "temperature",
@@ -68,6 +75,8 @@ class Span:
     status_message: str
     events: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)
     resource: dict[str, Any] = field(default_factory=dict)
+    scope: dict[str, Any] = field(default_factory=dict)  # instrumentation scope: name, version, schema URL
+    kind: str | None = None  # client, server, producer, consumer (internal: None)
     wrapper: bool = False  # an LLM span around another LLM span (``_Trace``): not a call of its own
 
     @property
@@ -81,6 +90,17 @@ class Span:
             return "tool"
         if op in ("invoke_agent", "create_agent") or kind == "AGENT":
             return "agent"
+        if op is None and not kind and any(key.startswith("gen_ai.") for key in self.attrs):
+            # Older GenAI semantic conventions (``gen_ai.system``, ``gen_ai.request.model``,
+            # ``gen_ai.usage.*`` with no ``gen_ai.operation.name``, as Jaeger's query API returns such
+            # spans): a tool's attributes make a tool call, a model call's a model call. Attributes that
+            # only say where the span ran (``gen_ai.conversation.id``, ``gen_ai.task.id``, an agent's
+            # name: baggage copied onto every span of a request) make no step.
+            if any(key in self.attrs for key in ("gen_ai.tool.name", "gen_ai.tool.call.id")):
+                return "tool"
+            if not any(key.startswith(MODEL_CALL_PREFIXES) for key in self.attrs):
+                return None
+            return None if self.wrapper else "llm"
         return None
 
     def mine(self, key: str) -> Any:
@@ -102,12 +122,19 @@ def import_otel(path: Path) -> list[ImportedRun]:
     for span in spans:
         traces.setdefault(span.trace_id, []).append(span)
     runs: list[ImportedRun] = []
+    skipped = Losses()
     for trace_id, trace in traces.items():
         if not any(s.role for s in trace):
+            skipped.add("traces without GenAI spans", f"trace {trace_id} ({len(trace)} spans)",
+                        reason="no span of the trace carries a gen_ai.* or OpenInference attribute: no model "
+                        "call, tool or agent to import")
             continue
         runs.extend(_Trace(trace_id, trace, Path(path).name).runs())
+    if runs and skipped.items:
+        skipped.stamp(runs[0].header)  # the file's record goes with its first run
+        runs[0].warnings.extend("not imported: " + line for line in skipped.as_list())
     if not runs:
-        raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.operation.name) or OpenInference "
+        raise BadInput(f"{Path(path).name}: no span carries GenAI (gen_ai.*) or OpenInference "
                        "(openinference.span.kind) attributes")
     return runs
 
@@ -145,8 +172,17 @@ def _read_spans(path: Path) -> list[Span]:
             scopes = resource_span.get("scopeSpans", resource_span.get("scope_spans",
                                        resource_span.get("instrumentationLibrarySpans")))
             for scope in scopes or []:
-                for raw in (scope.get("spans") if isinstance(scope, dict) else None) or []:
-                    spans.append(_span(raw, resource, path.name))
+                if not isinstance(scope, dict):
+                    continue
+                about = scope.get("scope", scope.get("instrumentationLibrary"))
+                info = {k: v for k, v in {**(about if isinstance(about, dict) else {}),
+                                          "schema_url": scope.get("schemaUrl")}.items() if v not in (None, "", [], {})}
+                if isinstance(info.get("attributes"), list):
+                    info["attributes"] = _attrs(info["attributes"])
+                for raw in scope.get("spans") or []:
+                    span = _span(raw, resource, path.name)
+                    span.scope = info
+                    spans.append(span)
     return spans
 
 
@@ -167,6 +203,7 @@ def _resource_spans(document: Any) -> list[Any] | None:
     return None
 
 
+JAEGER_STATUS_TAGS = frozenset({"otel.status_code", "otel.status_description", "error", "span.kind"})
 _JAEGER_VALUE = {"string": "stringValue", "bool": "boolValue", "int64": "intValue", "float64": "doubleValue",
                  "binary": "bytesValue"}
 
@@ -183,7 +220,8 @@ def _jaeger_attributes(tags: Any) -> list[dict[str, Any]]:
 def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """One Jaeger trace (``{"traceID", "spans", "processes"}``) as OTLP ResourceSpans, one per process:
     ids padded to OTLP's sizes, microseconds to nanoseconds, tags to attributes, logs to events,
-    ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status."""
+    ``CHILD_OF`` references to the parent, ``otel.status_code`` / ``error`` tags to the status, the
+    ``span.kind`` tag to the kind."""
     table = trace.get("processes")
     processes: dict[str, Any] = table if isinstance(table, dict) else {}
     by_process: dict[str, list[dict[str, Any]]] = {}
@@ -211,7 +249,10 @@ def _jaeger_resource_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
             "spanId": str(span.get("spanID") or "").rjust(16, "0"),
             "parentSpanId": str(parent).rjust(16, "0") if parent else None,
             "name": span.get("operationName") or "", "startTimeUnixNano": start, "endTimeUnixNano": end,
-            "attributes": _jaeger_attributes(span.get("tags")), "events": events,
+            "kind": tags.get("span.kind"),
+            # the status tags become the span's status (not attributes too: as an OTLP export has them)
+            "attributes": _jaeger_attributes([t for t in span.get("tags") or [] if not isinstance(t, dict) or
+                                              t.get("key") not in JAEGER_STATUS_TAGS]), "events": events,
             "status": {"code": code, "message": str(tags.get("otel.status_description") or "")},
         })
     out = []
@@ -284,8 +325,20 @@ def _span(raw: Any, resource: dict[str, Any], name: str) -> Span:
         status_code=int(code or 0), status_message=str(status.get("message") or ""),
         events=[(str(e.get("name")), int(e.get("timeUnixNano", 0) or 0), _attrs(e.get("attributes")))
                 for e in raw.get("events") or [] if isinstance(e, dict)],
-        resource=resource,
+        resource=resource, kind=_kind(raw.get("kind")),
     )
+
+
+_KINDS = {2: "server", 3: "client", 4: "producer", 5: "consumer"}
+
+
+def _kind(value: Any) -> str | None:
+    """A span's kind by name (``client``, ``server``, ...); internal or unspecified: None (Jaeger writes
+    no ``span.kind`` tag for those, so every shape reads the same)."""
+    if isinstance(value, str):
+        name = value.removeprefix("SPAN_KIND_").lower()
+        return None if name in ("internal", "unspecified", "") else name
+    return _KINDS.get(value) if isinstance(value, int) else None
 
 
 # ------------------------------------------------------------------------------------------ building
@@ -380,6 +433,7 @@ class _Trace:
         ids = {key: new_run_id("otel") for key in groups}
         roots = [k for k in groups if not self.launcher(groups[k])]
         out: list[ImportedRun] = []
+        others = [s for s in self.spans if s.role is None]
         for key, spans in groups.items():
             launcher = self.launcher(spans)
             parent_key = self.run_key(self.owner(launcher)) if launcher is not None else None
@@ -388,7 +442,19 @@ class _Trace:
                 lineage = Lineage(relation="subagent", parent_run_id=ids[parent_key],
                                   details={"tool_call_id": launcher.attrs.get("gen_ai.tool.call.id")
                                            or launcher.attrs.get("tool_call.id")})
-            out.append(_RunReader(self, spans, ids[key], lineage, ids).build())
+            reader = _RunReader(self, spans, ids[key], lineage, ids)
+            if roots and key == roots[0]:
+                for span in others:  # an HTTP request, a database call, a wrapper: not part of the agent's run
+                    if span.wrapper:
+                        reader.losses.add("LLM spans around another LLM span", f"span {span.span_id} ({span.name})",
+                                          reason="one model call described twice (a framework's span around the "
+                                          "client's): the inner span is the call")
+                        continue
+                    reader.losses.add("spans that are not GenAI", f"span {span.span_id} ({span.name})",
+                                      reason="not a model call, tool or agent turn (an HTTP request, a queue, a "
+                                      "database call: no GenAI or OpenInference attribute beyond the "
+                                      "conversation/task ids copied onto every span)")
+            out.append(reader.build())
         out.sort(key=lambda r: 0 if r.header.run_id in {ids[k] for k in roots} else 1)
         return out
 
@@ -426,6 +492,18 @@ class _RunReader:
         self.call_arguments: dict[str, Any] = {}  # tool call id -> arguments the model gave
         self.unanswered: list[tuple[str, str]] = []  # (call id, tool name) the model asked for, no span yet
         self.missing: set[str] = set()
+        self.lacking: dict[str, list[str]] = {}  # span id -> the content it did not carry
+        self.losses = Losses()
+
+    def lack(self, span: Span, what: str) -> None:
+        """``span`` carried no ``what`` (its instrumentation did not record content): the step comes in
+        without it, marked so on the event (``provider_details.otel.not_recorded``) and in the record."""
+        self.missing.add(what)
+        self.lacking.setdefault(span.span_id, []).append(what)
+        self.losses.add(f"span {what}", f"span {span.span_id} ({span.name})",
+                        reason=f"the span carries no {what} (the instrumentation recorded none): the step "
+                        "comes in without them" + (", its request rebuilt from the conversation so far"
+                                                   if what == "input messages" else ""))
 
     # --------------------------------------------------------------------------------------- header
 
@@ -460,8 +538,21 @@ class _RunReader:
             provider=provider if isinstance(provider, str) else None,
             session_id=_str(attrs.get("gen_ai.conversation.id") or attrs.get("session.id")),
             lineage=self.lineage, tags=["imported", "reconstructed"],
-            metadata={"imported_from": self.trace.source_name, "trace_id": self.trace.trace_id},
+            metadata={"imported_from": self.trace.source_name, "trace_id": self.trace.trace_id,
+                      **self.sources()},
         )
+
+    def sources(self) -> dict[str, Any]:
+        """Where the trace's spans came from: each distinct resource (service, host, SDK) and
+        instrumentation scope (name, version, schema URL), in the header's metadata."""
+        resources: list[dict[str, Any]] = []
+        scopes: list[dict[str, Any]] = []
+        for span in self.trace.spans:
+            if span.resource and span.resource not in resources:
+                resources.append(span.resource)
+            if span.scope and span.scope not in scopes:
+                scopes.append(span.scope)
+        return {k: v for k, v in {"otel_resources": resources, "otel_scopes": scopes}.items() if v}
 
     # ---------------------------------------------------------------------------------------- build
 
@@ -487,7 +578,7 @@ class _RunReader:
                                      "): rebuilt from the conversation so far or left empty")
             self.warnings.append("requests were reconstructed from span attributes (no sampling parameters "
                                  "beyond gen_ai.request.*): events are marked reconstructed")
-        return ImportedRun(header=header, events=recorder.events, warnings=self.warnings)
+        return ImportedRun(header=header, events=recorder.events, warnings=self.warnings, losses=self.losses)
 
     def ordered(self) -> list[tuple[str, Any]]:
         """Spans and carried span events in their original order (``replaykit.seq``), else by time."""
@@ -525,6 +616,22 @@ class _RunReader:
             out["corr"] = Correlation.model_validate(info["corr"])
         if isinstance(info.get("provider_details"), dict):
             out["provider_details"] = info["provider_details"]
+        if not self.exact:  # a rebuilt span keeps its ids and every attribute it carried beside the content
+            out.setdefault("corr", Correlation(turn_id=span.trace_id, api_request_id=span.span_id,
+                                               extra={"otel": {k: v for k, v in {
+                                                   "span_name": span.name, "parent_span_id": span.parent_id,
+                                                   "span_kind": span.kind, "status_code": span.status_code,
+                                                   "status_message": span.status_message or None}.items() if v}}))
+            kept: dict[str, Any] = {}
+            rest = {k: v for k, v in span.attrs.items() if not _is_content(k)}
+            if rest:
+                kept["attributes"] = rest
+            if span.events:
+                kept["events"] = [{"name": n, "attributes": a} for n, _t, a in span.events]
+            if self.lacking.get(span.span_id):
+                kept["not_recorded"] = list(self.lacking[span.span_id])
+            if kept:
+                out["provider_details"] = {**(out.get("provider_details") or {}), "otel": kept}
         return out
 
     def span(self, recorder: Recorder, span: Span) -> None:
@@ -550,9 +657,10 @@ class _RunReader:
                 message = Message(role="user", parts=[TextPart(text=span.attrs["input.value"])])
         if message is None:
             if isinstance(info, dict):
-                self.missing.add("user messages")
+                self.lack(span, "user messages")
                 message = Message(role="user")
-            else:
+            else:  # an agent span with no input: no turn to start, the span is kept as what it is
+                recorder.opaque("otel", "agent_span", {"name": span.name}, **self.fields(span, None))
                 return
         recorder.turn_start(message, turn=int(info.get("turn", 0)) if isinstance(info, dict) else
                             sum(1 for e in recorder.events if e.kind == "turn_start"), **self.fields(span, info))
@@ -631,7 +739,7 @@ class _RunReader:
             messages = otel_genai.decode_openinference(span.attrs, "llm.input_messages") or \
                 otel_genai.decode_legacy(span.attrs, "gen_ai.prompt")
         if not messages:
-            self.missing.add("input messages")
+            self.lack(span, "input messages")
             return self.conv.expected()
         return messages
 
@@ -648,7 +756,7 @@ class _RunReader:
         decoded = decoded or otel_genai.decode_openinference(span.attrs, "llm.output_messages") or \
             otel_genai.decode_legacy(span.attrs, "gen_ai.completion")
         if not decoded:
-            self.missing.add("output messages")
+            self.lack(span, "output messages")
             return Message(role="assistant")
         return decoded[0] if len(decoded) == 1 else Message(role="assistant", parts=[
             p for m in decoded for p in m.parts])
@@ -703,7 +811,8 @@ class _RunReader:
             return
         resp = span.mine("response") or {}
         message = self.response_message(span, resp)
-        finish = resp.get("finish_reason") if self.exact else _first(span.attrs.get("gen_ai.response.finish_reasons"))
+        finish = resp.get("finish_reason") if self.exact else _first(
+            span.attrs.get("gen_ai.response.finish_reasons", span.attrs.get("gen_ai.completion.0.finish_reason")))
         response = LLMResponse(
             message=message, finish_reason=finish, usage=self.usage(span, resp),
             model=resp.get("model") if self.exact else _str(span.attrs.get("gen_ai.response.model")),
@@ -762,14 +871,14 @@ class _RunReader:
         else:
             arguments = self.call_arguments.get(call_id)
             if not self.exact:
-                self.missing.add("tool arguments")
+                self.lack(span, "tool arguments")
         if self.exact:
             result = info.get("result")
         else:
             value = a.get("gen_ai.tool.call.result", a.get("output.value"))
             result = value if value is None or isinstance(value, str) else json.dumps(value)
             if value is None:
-                self.missing.add("tool results")
+                self.lack(span, "tool results")
         status = info.get("status") or ("error" if span.status_code == 2 else "ok")
         error = info.get("error") if self.exact else (span.status_message or None if status == "error" else None)
         recorder.tool_call(call_id, name or "unknown", arguments, raw_arguments=raw_text if not self.exact else
@@ -800,6 +909,11 @@ def _results_from_later_requests(events: list[Any]) -> None:
                 if index is not None and isinstance(part.content, str) and events[index].seq < event.seq:
                     events[index] = events[index].model_copy(update={"result": part.content})
                     del open_calls[part.tool_call_id]
+
+
+def _is_content(key: str) -> bool:
+    return key in CONTENT_ATTRIBUTES or key.startswith(("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.",
+                                                        "gen_ai.completion.", "llm.tools."))
 
 
 def _str(value: Any) -> str | None:

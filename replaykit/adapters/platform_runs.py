@@ -26,6 +26,7 @@ from replaykit.adapters.base import ImportedRun
 from replaykit.core.trace.interop import Conversation, Losses
 from replaykit.core.trace.ir import (
     Correlation,
+    Lineage,
     LLMResponse,
     Message,
     Provenance,
@@ -96,13 +97,18 @@ def build_run(header: RunHeader, steps: list[Step], *, platform: str, end: RunEn
     """The run of ``steps`` (in the order they happened); ``losses`` names what the source held that the
     run cannot carry, ``warnings`` what the importer had to assume."""
     builder = _Builder(header, platform, losses or Losses())
-    builder.seen = {p.tool_call_id: p for s in steps if isinstance(s, LlmStep) and s.messages
-                    for m in s.messages if m.role == "tool" for p in m.tool_results}
+    for s in steps:
+        if isinstance(s, LlmStep) and s.messages:
+            for m in s.messages:
+                if m.role == "tool":
+                    for p in m.tool_results:
+                        builder.seen[p.tool_call_id] = p
+                        builder.shown.setdefault(p.tool_call_id, []).append(p)
     for step in steps:
         builder.step(step)
     builder.finish(end or RunEnd())
-    notes = [*(warnings or []), *builder.notes, *("not carried: " + line for line in builder.losses.as_list())]
-    return ImportedRun(header=header, events=builder.recorder.events, warnings=notes)
+    notes = [*(warnings or []), *builder.notes]
+    return ImportedRun(header=header, events=builder.recorder.events, warnings=notes, losses=builder.losses)
 
 
 class _Builder:
@@ -117,6 +123,7 @@ class _Builder:
         self.last_answer: Message | None = None
         self.pending: list[tuple[str, str, Any]] = []  # (call id, tool name, arguments) asked, not answered
         self.seen: dict[str, ToolResultPart] = {}  # call id -> its result as a later request shows it
+        self.shown: dict[str, list[ToolResultPart]] = {}  # call id -> every later request's copy of it
         self.from_request = 0
         self.rewritten = 0
         self.end_t = 0.0  # when the last step ended (the run's end)
@@ -208,6 +215,12 @@ class _Builder:
             Correlation(tool_call_id=call_id)
         result, status = step.result, step.status
         shown = self.seen.get(call_id)
+        if status == "error":
+            # The platform says the tool failed; a Chat tool message has no error flag, so the requests
+            # that follow carry the failure as plain text. It is the same message: mark it failed there
+            # too (the wire bytes do not change), so the failed step replays as the request shows it.
+            for part in self.shown.get(call_id, ()):
+                part.is_error = True
         if shown is not None and (shown.content != (result or "") or shown.is_error != (status == "error")):
             # The model saw the request's version: replay serves that; the step's own output is kept.
             mine.update({"tool_output": result, "tool_status": status})
@@ -241,6 +254,17 @@ class _Builder:
             return
         self.recorder.run_end(final, status=end.status, reason=end.reason, t=self.end_t,
                              provenance=RECONSTRUCTED)
+
+
+def session_lineage(session_id: str, run_id: str, sessions: dict[str, list[str]], platform: str) -> Lineage | None:
+    """A run after the first of its session descends from the run before it (``relation: import``): the
+    lineage ``runs`` and the viewer show, so the traces of one conversation read as one chain."""
+    ids = sessions.get(session_id, [run_id])
+    position = ids.index(run_id) if run_id in ids else 0
+    if position == 0:
+        return None
+    return Lineage(relation="import", parent_run_id=ids[position - 1],
+                   details={"link": "session", "session_id": session_id, "position": position, "source": platform})
 
 
 def session_links(session_id: str, run_id: str, sessions: dict[str, list[str]]) -> dict[str, Any]:

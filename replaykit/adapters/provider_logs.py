@@ -62,8 +62,18 @@ def import_openai_responses(path: Path) -> list[ImportedRun]:
         decoded.messages += responses.decode_items(outputs, "output")
         return decoded
 
+    def about(obj: Any) -> dict[str, Any]:
+        """The logged responses' own fields (id, model, status, usage, service tier, ...; their output
+        items are the assistant messages): kept in the run's metadata."""
+        if not isinstance(obj, dict):
+            return {}
+        found = ([obj["response"]] if isinstance(obj.get("response"), dict) else []) + \
+            [r for r in obj.get("responses") or [] if isinstance(r, dict)]
+        kept = [{k: v for k, v in r.items() if k != "output"} for r in found]
+        return {"responses": kept} if any(kept) else {}
+
     return _import(path, framework="openai-responses", api="openai-responses", provider="openai",
-                   decode=decode, finish=("tool_calls", "completed"))
+                   decode=decode, finish=("tool_calls", "completed"), about=about)
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -103,7 +113,8 @@ def _load_objects(path: Path) -> list[tuple[str, Any]]:
 
 
 def _import(path: Path, *, framework: str, api: str, provider: str,
-            decode: Callable[[Any], DecodedRequest], finish: tuple[str, str]) -> list[ImportedRun]:
+            decode: Callable[[Any], DecodedRequest], finish: tuple[str, str],
+            about: Callable[[Any], dict[str, Any]] | None = None) -> list[ImportedRun]:
     runs: list[ImportedRun] = []
     for index, (where, obj) in enumerate(_load_objects(path)):
         if isinstance(obj, list):
@@ -112,8 +123,11 @@ def _import(path: Path, *, framework: str, api: str, provider: str,
             decoded = decode(obj)
         except CodecError as exc:
             raise CodecError(f"{where}: {exc}") from exc
-        runs.append(_build_run(decoded, where=where, index=index, framework=framework, api=api,
-                               provider=provider, finish=finish, source_name=path.name))
+        run = _build_run(decoded, where=where, index=index, framework=framework, api=api,
+                         provider=provider, finish=finish, source_name=path.name)
+        if about is not None:
+            run.header.metadata.update(about(obj))
+        runs.append(run)
     return runs
 
 

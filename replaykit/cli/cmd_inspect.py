@@ -51,6 +51,9 @@ def handle(args: argparse.Namespace) -> int:
         out.print(Text(f"FAILING STEP {info['failing_step']}  (replaykit inspect {info['run_id']} "
                        f"--step {info['failing_step']})", style="bold red"))
     _print_lines(out, view.rows, width)
+    for entry in info["not_imported"]:
+        count = f" ({entry['count']})" if entry.get("count") else ""
+        out.print(Text(f"not imported: {entry.get('what')}{count}: {entry.get('reason')}", style="yellow"))
     if info["final_answer"] is not None:
         out.print(Text("final answer: " + info["final_answer"]))
     if "graph_mermaid" in view.extras:

@@ -98,6 +98,8 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                     messages.append(_tool_message(call, live_tools.answer(call.id, call.name, call.arguments)))
                 continue
             final = response.message.text
+            if cursor.continues(messages):  # the record calls the model again on this very history
+                continue
             recorder.turn_end(final, reason=budget.reason, provenance=_prov(cursor))
             user = cursor.next_turn(pending_turns)
             if user is None:

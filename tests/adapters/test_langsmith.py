@@ -81,6 +81,22 @@ def test_openai_wrapper_shapes_usage_and_a_failed_tool(tmp_path: Path) -> None:
     assert {s.event.provenance for s in run.steps} == {Provenance.RECONSTRUCTED}
 
 
+def test_a_tool_run_with_error_is_a_failed_step(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 39: the tool run's ``error`` makes an error step (``inspect`` shows the failing step), while the
+    message the model saw (plain text: Chat has no error flag) still replays byte for byte."""
+    pytest.importorskip("openai")
+    pytest.importorskip("atif")
+    trace = openai_trace()
+    failed = next(r for r in trace if r["run_type"] == "tool" and r.get("error"))
+    (run,) = prove(_write(tmp_path, trace), "langsmith", tmp_path, capsys)
+    lyon = next(t for t in run.tool_calls() if t.corr is not None and t.corr.api_request_id == str(failed["id"]))
+    assert (lyon.status, lyon.error) == ("error", failed["error"])
+    assert run.failing_step == next(s.index for s in run.steps if s.event is lyon)
+    answer = run.llm_calls()[-1]
+    shown = [p for m in run.request_messages(answer) for p in m.tool_results if p.tool_call_id == lyon.call_id]
+    assert shown and shown[0].is_error and shown[0].content == lyon.result
+
+
 def test_traces_of_one_thread_are_linked_runs(tmp_path: Path, listed: list[dict[str, Any]]) -> None:
     runs = import_langsmith(_write(tmp_path, listed))
     assert {r.header.session_id for r in runs} == {THREAD}

@@ -88,8 +88,29 @@ def describe(event: Event) -> str:
         return "meta: " + _clip(", ".join(sorted(cast(MetaEvent, event).data)), 100)
     if kind == "opaque":
         opaque = cast(OpaqueEvent, event)
-        return f"opaque {opaque.source}/{opaque.name}"
+        data = opaque.data
+        label, rest = "", data
+        if isinstance(data, dict):
+            named = data.get("name") or data.get("event") or data.get("type")
+            label = f" {_clip(named, 60)}" if isinstance(named, str) and named != opaque.name else ""
+            rest = {k: v for k, v in data.items() if k not in ("name", "event", "type") and v not in (None, "", [], {})}
+        shown = rest if isinstance(rest, str) else (json.dumps(_preview(rest), separators=(",", ":"),
+                                                               ensure_ascii=False) if rest not in (None, {}, []) else "")
+        return f"opaque {opaque.source}/{opaque.name}{label}" + (f": {_clip(shown, 100)}" if shown else "")
     return str(kind)
+
+
+def _preview(value: Any, depth: int = 0) -> Any:
+    """What the timeline shows of an opaque event's data: a few keys and items, short strings, 3 levels."""
+    if isinstance(value, str):
+        return value[:120]
+    if depth >= 3:
+        return "…" if isinstance(value, dict | list) else value
+    if isinstance(value, dict):
+        return {k: _preview(v, depth + 1) for k, v in list(value.items())[:6]}
+    if isinstance(value, list):
+        return [_preview(v, depth + 1) for v in value[:4]]
+    return value
 
 
 def entry_fields(event: Event) -> dict[str, Any]:
@@ -109,6 +130,9 @@ def entry_fields(event: Event) -> dict[str, Any]:
         return {"child_run_id": event.child_run_id, "phase": event.phase}
     if isinstance(event, DesyncEvent | SyntheticEvent):
         return {"at_step": event.step}
+    if isinstance(event, OpaqueEvent):
+        return {"source": event.source, "name": event.name,
+                "source_id": event.corr.api_request_id if event.corr else None}
     return {}
 
 
@@ -270,6 +294,7 @@ def summary(run: Any) -> dict[str, Any]:
         "failing_step": run.failing_step,
         "final_answer": run.final_answer,
         "duration": round(run.duration, 6),
+        "not_imported": list(header.metadata.get("not_imported") or []),
     }
 
 

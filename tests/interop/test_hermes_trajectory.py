@@ -117,3 +117,38 @@ def test_a_real_hermes_agent_trajectory_matches_its_recording(tmp_path: Path) ->
     assert run.header.model == "scripted-model" and run.status == "completed"
     assert sorted(t.name for t in run.request_tools(run.llm_calls()[0].request) or []) == \
         sorted(t.name for t in recorded.request_tools(recorded.llm_calls()[0].request) or [])
+
+
+def _realworld_trajectories() -> Path | None:
+    for root in Path(__file__).resolve().parents:
+        found = root / "shared" / "realworld" / "data" / "hermes-trajectory" / "hermeswith-trajectory_samples.jsonl"
+        if found.is_file():
+            return found
+    return None
+
+
+@pytest.mark.parametrize("inject", [False, True], ids=["as-written", "gpt-turn-injected"])
+def test_every_gpt_turn_is_one_llm_call_on_real_files(tmp_path: Path, inject: bool) -> None:
+    """Issue 39: a file holding N gpt turns comes in with N LLM calls, two gpt turns in a row included
+    (real Hermes save_trajectories output from ../shared/realworld, read where it lies; the injected copy
+    puts a second gpt turn after each first one, as Hermes writes a continuation)."""
+    real = _realworld_trajectories()
+    if real is None:
+        pytest.skip("the real-world corpus is not beside this checkout")
+    lines = [json.loads(line) for line in real.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if inject:
+        for entry in lines:
+            turns = entry["conversations"]
+            first = next(i for i, t in enumerate(turns) if t["from"] == "gpt")
+            turns.insert(first + 1, {"from": "gpt", "value": "(continuing) " + turns[first]["value"][:200]})
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in lines) + "\n")
+    imported = import_trajectory(path)
+    assert len(imported) == len(lines)
+    for entry, item in zip(lines, imported, strict=True):
+        run = Run(item.header, item.events)
+        gpt = [t["value"] for t in entry["conversations"] if t["from"] == "gpt"]
+        assert len(run.llm_calls()) == len(gpt)
+        if inject:
+            second = run.llm_calls()[1]
+            assert run.request_messages(second)[-1].role == "assistant"

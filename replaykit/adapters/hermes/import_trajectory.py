@@ -7,8 +7,8 @@ Hermes (``AIAgent(save_trajectories=True)``) appends one line per conversation t
 - ``system``: Hermes's function-calling prompt; its ``<tools>`` JSON gives the tool declarations;
 - ``human``: a user turn;
 - ``gpt``: an LLM call's answer: ``<think>`` is reasoning, each ``<tool_call>{"name", "arguments"}`` a
-  tool call, the rest text; a ``gpt`` turn right after another one was added by the application
-  (``inject_message``), not answered by the model: it joins the conversation with no LLM call;
+  tool call, the rest text; every ``gpt`` turn is one LLM call, a ``gpt`` turn right after another one
+  too (its request ends with the answer before it);
 - ``human`` turns in a row are user turns in a row (the next request carries them all);
 - ``tool``: ``<tool_response>{"tool_call_id", "name", "content"}`` blocks, one tool call event each.
 
@@ -139,7 +139,10 @@ def _run(entry: dict[str, Any], where: str, source_name: str, index: int) -> Imp
         run_id=new_run_id("hermes-trajectory"), created_at=_created_at(entry.get("timestamp")),
         source=Source(framework="hermes", adapter=ADAPTER, replaykit_version=__version__), model=model,
         tags=["imported", "reconstructed"],
-        metadata={"imported_from": source_name, "line": index + 1, "completed": entry.get("completed")},
+        metadata={"imported_from": source_name, "line": index + 1, "completed": entry.get("completed"),
+                  # any other field of the line (a later Hermes may add some): kept, not dropped
+                  **({"trajectory_extra": extra} if (extra := {k: v for k, v in entry.items() if k not in
+                     ("conversations", "timestamp", "model", "completed")}) else {})},
     )
     recorder = Recorder(header, clock=lambda: 0.0)
     conv = Conversation()
@@ -150,7 +153,7 @@ def _run(entry: dict[str, Any], where: str, source_name: str, index: int) -> Imp
     rejson = 0
     answer: str | None = None
     previous: Any = None
-    injected = 0
+    consecutive = 0
     for position, turn in enumerate(turns):
         here = f"{where}: message {position}"
         if not isinstance(turn, dict) or not isinstance(turn.get("value"), str):
@@ -164,18 +167,11 @@ def _run(entry: dict[str, Any], where: str, source_name: str, index: int) -> Imp
             recorder.turn_start(message, turn=sum(1 for e in recorder.events if e.kind == "turn_start"),
                                 provenance=Provenance.RECONSTRUCTED)
             conv.add(message)
-        elif role == "gpt" and previous == "gpt":
-            # Two assistant turns in a row: no request ends with the model's own answer, so the second
-            # was put there by the application (Hermes's inject_message, a canned reply), not by an LLM
-            # call. It is part of the conversation the next request carries, and kept as what it is.
-            message = _assistant(value, here, counter)
-            pending = list(message.tool_calls)
-            recorder.opaque("hermes-trajectory", "injected_assistant", {"position": position},
-                            provenance=Provenance.RECONSTRUCTED)
-            conv.add(message)
-            answer = None if pending else message.text
-            injected += 1
         elif role == "gpt":
+            # Every gpt turn is the answer of one LLM call, two in a row too (the second call's request
+            # ends with the first answer: a continuation, a retry after an empty or cut-off reply).
+            if previous == "gpt":
+                consecutive += 1
             message = _assistant(value, here, counter)
             pending = list(message.tool_calls)
             finish = "tool_calls" if pending else "stop"
@@ -201,9 +197,9 @@ def _run(entry: dict[str, Any], where: str, source_name: str, index: int) -> Imp
         else:
             raise BadInput(f"{here}: unknown speaker {role!r} (expected system, human, gpt or tool)")
         previous = role
-    if injected:
-        warnings.append(f"{injected} assistant turn(s) follow another assistant turn: the application added "
-                        "them (no LLM call); they stay in the conversation")
+    if consecutive:
+        warnings.append(f"{consecutive} assistant turn(s) follow another assistant turn: each is an LLM call "
+                        "whose request ends with the answer before it")
     if rejson:
         warnings.append(f"{rejson} tool result(s) were JSON that Hermes parsed: re-serialized, spacing may differ")
     completed = entry.get("completed")

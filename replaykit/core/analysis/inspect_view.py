@@ -33,6 +33,7 @@ from replaykit.core.analysis.endpoint import local_host
 from replaykit.core.analysis.health import Health, HealthTally
 from replaykit.core.analysis.timeline import Timeline, event_data
 from replaykit.core.gcpause import cyclic_gc_paused
+from replaykit.core.trace.not_imported import entries as not_imported_entries
 from replaykit.core.trace.raw_check import (  # noqa: F401  (re-exported: inspect's callers and tests)
     EDIT_FIELDS,
     EVENT_FIELDS,
@@ -204,6 +205,8 @@ class _Inspector:
             "failing_step": self.timeline.failing_step,
             "final_answer": self.final_answer,
             "duration": round(self.end, 6),
+            # what the import that made this run left out of it, with why (core/trace/not_imported.py)
+            "not_imported": not_imported_entries(header.get("metadata")),
         }
         known = None if self.cost is None else self.cost.value
         return InspectView(summary, self.timeline.rows, self.health.health(cost=known), report, cost=known,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from replaykit.core.replay.replay_doc import clip_text
+from replaykit.core.replay.replay_doc import clip_text, opaque_summary
 from replaykit.core.trace.canonical import dumps_compact, parsed_arguments
 
 if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
@@ -102,7 +102,7 @@ def describe_data(event: dict[str, Any]) -> str:
     if kind == "meta":
         return "meta: " + _clip(", ".join(sorted(event["data"])), 100)
     if kind == "opaque":
-        return f"opaque {event['source']}/{event['name']}"
+        return opaque_summary(event)
     return str(kind)
 
 
@@ -133,6 +133,9 @@ def entry_fields(event: dict[str, Any]) -> dict[str, Any]:
         return {"child_run_id": event.get("child_run_id"), "phase": event["phase"]}
     if kind in ("desync", "synthetic"):
         return {"at_step": event["step"]}
+    if kind == "opaque":
+        corr = event.get("corr") or {}
+        return {"source": event["source"], "name": event["name"], "source_id": corr.get("api_request_id")}
     return {}
 
 

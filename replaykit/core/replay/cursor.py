@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from replaykit.core.replay import serve
+from replaykit.core.trace.canonical import message_units
 from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
     Edit,
@@ -227,16 +228,23 @@ class ReplayCursor:
         ``llm`` reports the desync as usual)."""
         with self._lock:
             recorded = self.next_request()
-            if recorded is None or len(recorded) <= len(messages):  # nothing added: the common case
+            if recorded is None:
                 return []
-            keys = [serve.request_fingerprint([m]) for m in messages]
+            # Compared in the canonical shape (``canonical.message_units``): an Anthropic user message of
+            # tool results and text is the results, then the text, whichever shape the engine holds.
+            units = _units(recorded)
+            mine = _units(messages)
+            if len(units) <= len(mine):  # nothing added: the common case
+                return []
+            owner = [i for i, m in enumerate(messages) for _ in range(_unit_count(m))]
+            keys = [serve.request_fingerprint([m]) for m in mine]
             found: list[tuple[int, Message]] = []
             j = 0
-            for i, message in enumerate(recorded):  # ``messages`` must be a subsequence of the record
-                if j < len(keys) and serve.request_fingerprint([message]) == keys[j]:
+            for unit in units:  # ``messages`` must be a subsequence of the record
+                if j < len(keys) and serve.request_fingerprint([unit]) == keys[j]:
                     j += 1
-                elif _is_input(message):
-                    found.append((i, message))
+                elif _is_input(unit):
+                    found.append(((owner[j - 1] + 1 if j else 0) + len(found), unit))
                 else:
                     return []
             return found if j == len(keys) else []
@@ -252,6 +260,15 @@ class ReplayCursor:
             if rnd.llm_step >= self.cut:
                 return None
             return self.record.request_messages(rnd.llm)
+
+    def continues(self, messages: Sequence[Message]) -> bool:
+        """True when the record's next request is ``messages`` as they stand: the application called the
+        model again on the history that ends with the model's answer, with nothing added (two assistant
+        answers in a row, as Hermes trajectories hold them). An engine whose loop would end the turn on a
+        final answer calls the model once more instead. False when live, past the cut, or at the end."""
+        recorded = self.next_request()
+        return recorded is not None and len(recorded) == len(messages) and \
+            serve.request_fingerprint(recorded) == serve.request_fingerprint(messages)
 
     def take_recorded_input(self, messages: Sequence[Message]) -> list[tuple[int, Message]]:
         """``recorded_input`` for an engine that hands the input over: each user message in it starts a
@@ -398,6 +415,30 @@ def with_input(messages: Sequence[Message], found: Sequence[tuple[int, Message]]
     for index, message in found:  # ascending: each index counts the ones put in before it
         out.insert(index, message)
     return out
+
+
+def _units(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` in the canonical shape: each tool result a message of its own, then the rest of the
+    message that carried it (``canonical.message_units``)."""
+    out: list[Message] = []
+    for message in messages:
+        if not any(p.type == "tool_result" for p in message.parts):
+            out.append(message)
+            continue
+        for role, parts in message_units(message.role, list(message.parts), kind=_part_type):
+            out.append(message if parts == message.parts and role == message.role else
+                       message.model_copy(update={"role": role, "parts": parts}))
+    return out
+
+
+def _unit_count(message: Message) -> int:
+    if not any(p.type == "tool_result" for p in message.parts):
+        return 1
+    return len(message_units(message.role, list(message.parts), kind=_part_type))
+
+
+def _part_type(part: Any) -> str:
+    return str(part.type)
 
 
 def _is_input(message: Message) -> bool:

@@ -99,12 +99,19 @@ class PlayResult:
         }
 
 
+#: lineage relations whose parent is the same conversation (what ``lineage_chain`` follows)
+SAME_CONVERSATION = frozenset({"branch", "play", "replay", "copy", "redaction"})
+
+
 def lineage_chain(store: RunStore, run: Run, limit: int = 32) -> list[Run]:
-    """The runs ``run`` descends from (parent first) that are present in ``store``."""
+    """The runs ``run`` descends from (parent first) that are present in ``store``: the same conversation
+    before a branch, play, replay, copy or redaction. A subagent's parent and the run before an imported
+    one in its session (``relation: import``) are other conversations: the chain stops there."""
     chain: list[Run] = []
     current = run
     seen = {run.run_id}
-    while current.header.lineage is not None and len(chain) < limit:
+    while current.header.lineage is not None and current.header.lineage.relation in SAME_CONVERSATION \
+            and len(chain) < limit:
         parent_id = current.header.lineage.parent_run_id
         if parent_id in seen:
             break

@@ -116,8 +116,9 @@ def _messages_json(messages: list[Message]) -> list[dict[str, Any]]:
     return dumped
 
 
-# Events of which the builder reads only the kind and the timing (it reads a turn or run end's answer).
-_TIMED_ONLY = frozenset(("tools", "meta", "opaque", "subagent"))
+# Events of which the builder reads only the kind and the timing (it reads a turn or run end's answer;
+# an opaque event it lists whole: ``events`` in the document).
+_TIMED_ONLY = frozenset(("tools", "meta", "subagent"))
 
 
 def _run_as_light_json(run: Run) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -73,6 +73,36 @@ def step_summary(event: dict[str, Any]) -> str:
     return f"{event['name']}({_clip(_args_text(event), 60)}) -> {_clip(outcome, 80)}"
 
 
+def opaque_summary(event: dict[str, Any]) -> str:
+    """One-line summary of an ``opaque`` event (data replaykit keeps but does not model: a Langfuse EVENT
+    or guardrail, an Inspect AI score, an OTel span): its source and kind, then what the data names
+    itself and a clipped view of the rest, so a reader sees what it is without opening the trace."""
+    data = event.get("data")
+    label = ""
+    rest: Any = data
+    if isinstance(data, dict):
+        named = data.get("name") or data.get("event") or data.get("type")
+        label = f" {_clip(named, 60)}" if isinstance(named, str) and named != event.get("name") else ""
+        rest = {k: v for k, v in data.items() if k not in ("name", "event", "type") and v not in (None, "", [], {})}
+    shown = rest if isinstance(rest, str) else (dumps_compact(_preview(rest)) if rest not in (None, {}, []) else "")
+    tail = f": {_clip(shown, 100)}" if shown else ""
+    return f"opaque {event.get('source')}/{event.get('name')}{label}{tail}"
+
+
+def _preview(value: Any, depth: int = 0) -> Any:
+    """A small copy of ``value`` for a one-line summary: a few keys and items, short strings, three
+    levels (an opaque event's data can be megabytes: a summary never serializes all of it)."""
+    if isinstance(value, str):
+        return value[:120]
+    if depth >= 3:
+        return "…" if isinstance(value, dict | list) else value
+    if isinstance(value, dict):
+        return {k: _preview(v, depth + 1) for k, v in list(value.items())[:6]}
+    if isinstance(value, list):
+        return [_preview(v, depth + 1) for v in value[:4]]
+    return value
+
+
 def _add_usage(totals: dict[str, int], usage: dict[str, Any] | None) -> None:
     if not usage:
         return
@@ -145,6 +175,7 @@ def build_replay_document(
     steps: list[dict[str, Any]] = []
     timing: list[dict[str, Any]] = []
     notes: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []  # the run's events that are not steps and not notes (opaque data)
     usage: dict[str, int] = {}
     cost: float | None = None
     served_llm = served_tool = 0
@@ -169,6 +200,11 @@ def build_replay_document(
             elif kind == "error" and first <= upcoming and (upcoming <= last or full):
                 notes.append({"seq": event.get("seq"), "kind": kind, "step": upcoming,
                               "reason": event.get("message", "")})
+            elif kind == "opaque" and first <= upcoming and (upcoming <= last or full):
+                # data of the run that is not a step (a guardrail check, a score, a span): listed, not dropped
+                others.append({"seq": event.get("seq"), "kind": kind, "before_step": upcoming,
+                               "source": event.get("source"), "name": event.get("name"),
+                               "t_original": float(event.get("t", 0.0)), "summary": opaque_summary(event)})
             if step_no >= first:
                 end_t = max(end_t, float(event.get("t", 0.0)) + float(event.get("duration") or 0.0))
             continue
@@ -245,6 +281,7 @@ def build_replay_document(
         "messages": messages,
         "timing": timing,
         "notes": notes,
+        "events": others,
         "usage": usage,
         "cost": None if cost is None else round(cost, 10),
         "final_answer": final_answer,

@@ -21,20 +21,36 @@ from replaykit.core.trace.ir import (
     MediaPart,
     Message,
     ReasoningPart,
+    RunHeader,
     TextPart,
     ToolCallPart,
     ToolResultPart,
 )
+from replaykit.core.trace.not_imported import KEY as NOT_IMPORTED_KEY
+from replaykit.core.trace.not_imported import entries
 
 
 @dataclass
 class Losses:
-    """Named losses: ``name -> [details]`` (e.g. ``failed_attempts -> ["event 3: HTTP 500"]``)."""
+    """Named losses: ``name -> [details]`` (e.g. ``failed_attempts -> ["event 3: HTTP 500"]``).
+
+    Exporters name what a format cannot hold; importers name what a source held that the run does not
+    (``stamp`` writes that into the run header, where ``inspect`` shows it: the one record of what an
+    import left out, with why). ``reasons`` says why per name, ``fields`` which source fields a name
+    covers (a checker can account every field of a source: mapped into the run, or named here)."""
 
     items: dict[str, list[str]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    fields: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, name: str, detail: str) -> None:
+    def add(self, name: str, detail: str, *, reason: str | None = None, fields: Sequence[str] = ()) -> None:
         self.items.setdefault(name, []).append(detail)
+        if reason and name not in self.reasons:
+            self.reasons[name] = reason
+        for key in fields:
+            known = self.fields.setdefault(name, [])
+            if key not in known:
+                known.append(key)
 
     def as_list(self) -> list[str]:
         """One line per named loss, for ``--json`` summaries and warnings."""
@@ -43,6 +59,40 @@ class Losses:
 
     def to_json(self) -> dict[str, list[str]]:
         return {name: list(details) for name, details in sorted(self.items.items())}
+
+    def record(self) -> list[dict[str, Any]]:
+        """The ``not_imported`` entries: ``{what, count, reason, examples, items?, fields?}`` per name
+        (``items``: all details, up to 1000, when there are more than the five examples)."""
+        out = []
+        for name, details in sorted(self.items.items()):
+            entry: dict[str, Any] = {"what": name, "count": len(details),
+                                     "reason": self.reasons.get(name) or details[0], "examples": details[:5]}
+            if len(details) > 5:  # every one, for a reader that accounts each (capped: a record stays small)
+                entry["items"] = details[:1000]
+            if self.fields.get(name):
+                entry["fields"] = list(self.fields[name])
+            out.append(entry)
+        return out
+
+    def stamp(self, header: RunHeader) -> None:
+        """Append these losses to the header's ``metadata.not_imported`` (an entry of the same name is
+        merged: counts add up)."""
+        if not self.items:
+            return
+        merged = {str(e.get("what")): e for e in entries(header.metadata)}
+        for entry in self.record():
+            known = merged.get(entry["what"])
+            if known is None:
+                merged[entry["what"]] = entry
+                continue
+            known["count"] = int(known.get("count") or 0) + entry["count"]
+            known["examples"] = (list(known.get("examples") or []) + entry["examples"])[:5]
+            if entry.get("items") or known.get("items") or len(known["examples"]) < known["count"]:
+                known["items"] = (list(known.get("items") or known.get("examples") or [])
+                                  + list(entry.get("items") or entry["examples"]))[:1000]
+            if entry.get("fields"):
+                known["fields"] = sorted(set(known.get("fields") or []) | set(entry["fields"]))
+        header.metadata[NOT_IMPORTED_KEY] = list(merged.values())
 
 
 class Conversation:

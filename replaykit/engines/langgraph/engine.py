@@ -250,6 +250,7 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
     budget.reset()
     messages = rt.invoke(graph, {"messages": [rt.ir_to_lc(m, rt.message_id(i), "recorded")
                                               for i, m in enumerate(first)]}, config)["messages"]
+    messages = _continued(rt, graph, cursor, messages, config, stateful)
     _turn_end(rt, cursor, messages, budget)
     already = sum(1 for message in first if message.get("role") == "user")  # the first request's turns
     pending = cursor.user_turns()[already:]
@@ -260,8 +261,17 @@ def _drive(rt: Any, graph: Any, run: Run, record: Any, cursor: Any, config: JSON
         value = new if stateful else [*messages, *new]
         budget.reset()
         messages = rt.invoke(graph, {"messages": value}, config)["messages"]
+        messages = _continued(rt, graph, cursor, messages, config, stateful)
         _turn_end(rt, cursor, messages, budget)
     return list(messages)
+
+
+def _continued(rt: Any, graph: Any, cursor: Any, messages: list[Any], config: JSON, stateful: bool) -> list[Any]:
+    """The graph run again on its own history while the record calls the model again on it with nothing
+    added (``ReplayCursor.continues``: two assistant answers in a row)."""
+    while cursor.continues([Message.model_validate(rt.lc_to_ir(m)) for m in messages]):
+        messages = rt.invoke(graph, {"messages": [] if stateful else list(messages)}, config)["messages"]
+    return messages
 
 
 def _turn_end(rt: Any, cursor: Any, messages: list[Any], budget: IterationBudget) -> None:
