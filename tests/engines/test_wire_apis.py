@@ -165,3 +165,33 @@ def test_hermes_refuses_an_api_it_cannot_speak(tmp_path: Path) -> None:
                           store=RunStore(tmp_path))
     with pytest.raises(BadInput, match="--engine hermes speaks openai-chat, openai-responses, anthropic-messages"):
         build_spec(run, options, tmp_path / "x.jsonl")
+
+
+# -------------------------------------------------------------------------------- same API: verbatim
+
+@pytest.mark.parametrize("name", ["anthropic_messages", "codex_responses", "parallel_tools", "two_turns"])
+def test_a_same_api_play_sends_the_recorded_request_verbatim(name: str, tmp_path: Path) -> None:
+    """Played on the API it was recorded on, from an LLM step in the middle: the first live request carries
+    the recorded parameters and tools verbatim (but the model and the streaming flags) and the recorded
+    conversation (the engine's loop rebuilds it from the recorded answers), and nothing is translated."""
+    from replaykit.core.trace.canonical import canonical_json
+    from replaykit.core.trace.codecs import decode_request, encode_llm_request
+    from tests.conformance._matrix import conversation
+
+    run = Run.load(FIXTURES / f"{name}.jsonl")
+    api = run.llm_calls()[0].request.api
+    calls = [s for s in run.steps if s.kind == "llm"]
+    step = calls[len(calls) // 2]
+    recorded = step.event
+    store = RunStore(tmp_path / "store")
+    with ScriptedServer(hermes_default_policy(), strict=True) as srv:
+        played = _play(run, api, store, step.index, srv)
+        sent = srv.llm_requests[0].body
+    expected = encode_llm_request(recorded.request, run.request_messages(recorded),
+                                  run.request_tools(recorded.request)).body
+    carried = {"messages", "input", "instructions", "system", "model", "stream", "stream_options"}
+    assert canonical_json({k: v for k, v in sent.items() if k not in carried}) == \
+        canonical_json({k: v for k, v in expected.items() if k not in carried})
+    assert conversation(decode_request(api, sent).messages) == conversation(run.request_messages(recorded))
+    live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
+    assert _wire(live[0]) == {"api": api}  # nothing translated, nothing lost
