@@ -227,10 +227,10 @@ def conform(messages: Sequence[Message], tools: Sequence[ToolSpec] | None, api: 
         _foreign_fields(message, rules, where, losses)
         parts = [kept for n, part in enumerate(message.parts)
                  if (kept := _keep_part(part, message.role, rules, f"{where}.parts[{n}]", losses)) is not None]
-        own_hints = {rules.fmt: message.provider_details[rules.fmt]} \
-            if message.provider_details and rules.fmt in message.provider_details else None
         same = len(parts) == len(message.parts) and all(a is b for a, b in zip(parts, message.parts, strict=True))
-        work.append(message.model_copy(update={"parts": parts, "provider_details": own_hints if same else None}))
+        # another format's hints on an unchanged message are harmless (each encoder reads only its own);
+        # a changed message drops its own too (its content shape no longer holds)
+        work.append(message if same else message.model_copy(update={"parts": parts, "provider_details": None}))
     # 2. system placement
     if rules.system == "top":
         work = _systems_first(work, rules, losses)
