@@ -195,3 +195,26 @@ def test_a_same_api_play_sends_the_recorded_request_verbatim(name: str, tmp_path
     assert conversation(decode_request(api, sent).messages) == conversation(run.request_messages(recorded))
     live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
     assert _wire(live[0]) == {"api": api}  # nothing translated, nothing lost
+
+
+@pytest.mark.parametrize("api", ["openai-responses", "anthropic-messages"])
+def test_lone_surrogates_reach_every_api_exactly(api: str, tmp_path: Path) -> None:
+    """JSON may carry a lone surrogate; the SDKs' UTF-8 encoders cannot: the transports write such a body
+    ASCII-escaped themselves, on every API."""
+    from replaykit.testing.json_strings import lone_surrogate, strings_run
+
+    odd = "a" + lone_surrogate(0xD83D) + "b"
+    slots = {slot: f"{slot} {odd}" for slot in
+             ("title", "system", "user", "thinking_text", "arg_key", "arg_value", "result", "answer", "user2")}
+    store = RunStore(tmp_path / "store")
+    run = strings_run(slots)
+    store.write_run(run.header, run.events)
+    run = store.load(run.run_id)
+    with ScriptedServer(ReplyList([text(odd), text(odd), text(odd)]), strict=True) as srv:
+        result = play(run, "openai", PlayOptions(base_url=srv.base_url, model="m", api=api, store=store, cut=0,
+                                                 stale_timeout=5.0))
+        first = srv.llm_requests[0].body
+    assert result.status == "completed" and srv.violations == []
+    assert slots["user"] in json.dumps(first, ensure_ascii=False) and slots["system"] in json.dumps(first, ensure_ascii=False)
+    played = store.load(result.run_id)
+    assert played.llm_calls()[0].response.message.text == odd
