@@ -353,9 +353,22 @@ def _pair_results(messages: list[Message], losses: list[str]) -> list[Message]:
                         continue
                     answered.add(part.tool_call_id)
                 parts.append(part)
+            others = [p for p in parts if not isinstance(p, ToolResultPart)]
+            missing = [c for cid, c in open_calls.items() if cid not in answered]
+            if others and missing:
+                # the user goes on in this very message: the calls it left unanswered are answered now,
+                # beside its results, before its own content
+                parts = [p for p in parts if isinstance(p, ToolResultPart)] + [
+                    ToolResultPart(tool_call_id=c.id, name=c.name, content=NO_RESULT, is_error=True)
+                    for c in missing] + others
+                losses.append(f"{len(missing)} tool call{'s' if len(missing) > 1 else ''} without a recorded "
+                              f"result ({', '.join(repr(c.name) for c in missing[:3])}) answered with a placeholder")
+            if others:
+                open_calls.clear()
+                answered.clear()
             if not parts:
                 continue
-            if len(parts) != len(message.parts):
+            if parts != message.parts:
                 message = message.model_copy(update={"parts": parts, "provider_details": None})
             out.append(message)
             continue
