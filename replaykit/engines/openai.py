@@ -1,4 +1,5 @@
-"""``replaykit play RUN --engine openai``: the recorded agent loop against any OpenAI-compatible endpoint.
+"""``replaykit play RUN --engine openai``: the recorded agent loop against any endpoint the core live model
+speaks (``--api``: OpenAI Chat or Responses, Anthropic Messages, Gemini, Bedrock Converse; Chat by default).
 
 The loop is the run's own: the first request's messages and tools, then model -> tool calls -> tool
 results until the model answers without tools, then the recording's next user turn, and so on. Every
@@ -89,8 +90,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                     model = LiveModel(options, session)
                 started = time.monotonic()
                 response = model.complete(messages, call_tools, call_params, why=decision.reason)
-                cursor.live_llm(messages, response, call_tools, model=options.model, params=call_params,
-                                duration=round(time.monotonic() - started, 6))
+                model.record(cursor, response, model=options.model, duration=round(time.monotonic() - started, 6))
             messages.append(response.message)
             calls = response.message.tool_calls
             if calls and state != "grace":

@@ -90,11 +90,7 @@ def judge_play_options(config: dict[str, Any]) -> PlayOptions:
         "base_url": config["base_url"], "model": config["model"], "api_key_env": config.get("api_key_env"),
         "stale_timeout": config.get("stale_timeout"), "extra": extra, "max_attempts": JUDGE_ATTEMPTS,
     }
-    api = config.get("api")
-    if speaks_apis():
-        fields["api"] = api or None  # the live model picks and checks it
-    elif api not in (None, DEFAULT_API):
-        raise BadInput(f"--judge-api {api}: this replaykit's live model speaks {DEFAULT_API} only")
+    fields["api"] = config.get("api") or None  # the live model picks and checks it
     return PlayOptions(**fields)
 
 
@@ -110,14 +106,9 @@ def check_config(config: dict[str, Any]) -> None:
     LiveModel(options)  # builds the client, reads the key: what fails here would fail every grade
 
 
-def speaks_apis() -> bool:
-    """Whether this live model takes an API in ``PlayOptions`` (native provider APIs, default hosts)."""
-    return "api" in PlayOptions.__dataclass_fields__
-
-
 def safe_url(options: PlayOptions) -> str | None:
     """The judge's endpoint as it may be written down; None: the API's default host (no --judge-base-url)."""
-    if not options.base_url and speaks_apis():
+    if not options.base_url:
         return None
     try:
         return options.safe_base_url()

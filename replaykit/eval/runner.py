@@ -82,6 +82,7 @@ def evaluate(
     model: str,
     out: str | Path,
     api_key_env: str | None = None,
+    api: str | None = None,
     at: str | int = "first",
     workers: int | None = None,
     cluster: str | None = None,
@@ -127,11 +128,12 @@ def evaluate(
     gate = scorers.canonical(gate_scorer) if gate_scorer else names[0]
     if gate not in names:
         raise BadInput(f"--gate-scorer {gate_scorer}: not among the scorers given ({', '.join(names)})")
-    probe = PlayOptions(base_url=base_url, model=model, api_key_env=api_key_env)
+    probe = PlayOptions(base_url=base_url, model=model, api_key_env=api_key_env, api=api)
     if not model:
         raise BadInput("eval needs --model NAME (the candidate)")
+    wire = probe.wire()  # API, model name and endpoint resolved: one line when incomplete
     safe_url = probe.safe_base_url()
-    probe.api_key()  # a named but unset variable: one line, before any work
+    probe.live_credentials()  # a named but unset variable (or none named for a native host): one line, before any work
     out = Path(out).expanduser()
     if out.exists() and not out.is_dir():
         raise BadInput(f"-o {out} exists and is not a directory")
@@ -143,6 +145,7 @@ def evaluate(
     limiter_dir = (out / LIMITER).resolve()
     options: dict[str, Any] = {
         "engine": engine, "base_url": base_url, "model": model, "api_key_env": api_key_env, "at": at,
+        "api": probe.api,
         "stale_timeout": stale_timeout, "store": str(store.root.resolve()), "scorers": names,
         "gate_scorer": gate, "repeat": repeat, "pass_rate": pass_rate,
         "judge": None if judge is None else {k: v for k, v in judge.items() if k != "limiter"},
@@ -197,7 +200,7 @@ def evaluate(
     for record in records:
         record["result"]["run_id"] = record["run_id"]
     report = EvalReport(
-        candidate={"engine": engine, "model": model, "base_url": safe_url, "at": at, "scorers": names,
+        candidate={"engine": engine, "model": wire.model, "api": wire.api.name, "base_url": safe_url, "at": at, "scorers": names,
                    "gate_scorer": gate, "repeat": repeat, "pass_rate": pass_rate if repeat > 1 else None,
                    "judge": None if judge is None else {"model": judge["model"], "api": judge["api"],
                                                         "base_url": judge["safe_base_url"],
@@ -233,7 +236,7 @@ def _judge_config(names: list[str], out: Path, *, rubric: str | None, model: str
         raise BadInput("--scorer judge needs --judge-model NAME (the model that grades)")
     # No --judge-base-url: the candidate's endpoint, unless --judge-api names an API of its own (then
     # that API's default host, where the live model speaks native APIs).
-    url = base_url or ("" if api not in (None, grader.DEFAULT_API) and grader.speaks_apis() else candidate_url)
+    url = base_url or ("" if api not in (None, grader.DEFAULT_API) else candidate_url)
     config: dict[str, Any] = {
         "model": model, "api": api or grader.DEFAULT_API, "base_url": url,
         "api_key_env": api_key_env if base_url else (api_key_env or candidate_key_env),

@@ -45,6 +45,7 @@ from replaykit.testing.script import (
     summarize,
     text,
 )
+from replaykit.testing.validate import check_request
 
 # Headers that carry credentials are never logged.
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
@@ -63,6 +64,7 @@ class RecordedRequest:
     index: int | None  # position among LLM requests; None for non-LLM requests
     reply: Reply | None = None
     received_at: float = field(default_factory=time.time)
+    violations: tuple[str, ...] = ()  # the API's rules the body broke (``replaykit.testing.validate``)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -72,8 +74,11 @@ class ScriptedServer:
     """Serve scripted replies on 127.0.0.1 at an OS-picked port (or ``port``)."""
 
     def __init__(self, script: Script | None = None, *, model: str = "scripted-model", port: int = 0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", strict: bool = False) -> None:
         self.policy: Policy = as_policy(script)
+        # strict: a body that breaks its API's rules is answered 400, as the provider would; either way
+        # the broken rules are on the request's record (``violations``)
+        self.strict = strict
         self.model = model
         self._lock = threading.Lock()
         self._log: list[RecordedRequest] = []
@@ -142,14 +147,20 @@ class ScriptedServer:
         with self._lock:
             self._log.clear()
 
-    def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None) -> tuple[int | None, RecordedRequest]:
+    @property
+    def violations(self) -> list[tuple[int | None, str]]:
+        """Every broken rule of every LLM request so far: (request index, rule)."""
+        return [(r.index, v) for r in self.llm_requests for v in r.violations]
+
+    def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None,
+                violations: Sequence[str] = ()) -> tuple[int | None, RecordedRequest]:
         clean = {k.lower(): v for k, v in headers.items() if k.lower() not in _SECRET_HEADERS}
         with self._lock:
             index = None
             if api is not None:
                 index = self._llm_count
                 self._llm_count += 1
-            rec = RecordedRequest(method, path, clean, body, api, index)
+            rec = RecordedRequest(method, path, clean, body, api, index, violations=tuple(violations))
             self._log.append(rec)
             return index, rec
 
@@ -157,7 +168,7 @@ class ScriptedServer:
         with self._lock:
             pos = next(i for i in range(len(self._log) - 1, -1, -1) if self._log[i] is rec)
             self._log[pos] = RecordedRequest(rec.method, rec.path, rec.headers, rec.body, rec.api, rec.index,
-                                             reply, rec.received_at)
+                                             reply, rec.received_at, rec.violations)
 
 
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -216,12 +227,16 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0].rstrip("/")
             body, ok = self._read_body()
             api = _ROUTES.get(path)
-            index, rec = server._record("POST", path, dict(self.headers), body, api)
+            violations = check_request(api, body) if api is not None and ok and isinstance(body, dict) else []
+            index, rec = server._record("POST", path, dict(self.headers), body, api, violations)
             if api is None or index is None:
                 self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
                 return
             if not ok or not isinstance(body, dict):
                 self._send_json(400, wire.error_body(api, 400, "request body is not a JSON object"))
+                return
+            if violations and server.strict:
+                self._send_json(400, wire.error_body(api, 400, "; ".join(violations)[:2000]))
                 return
             req = summarize(api, body, index)
             try:
@@ -234,9 +249,9 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         # -- answering
         def _answer(self, api: Api, stream: bool, body: dict[str, Any], reply: Reply, req: Any) -> None:
-            if reply.fault in ("429", "500", "401"):
+            if reply.fault in ("429", "500", "401", "529"):
                 status = int(reply.fault)
-                extra = {"Retry-After": f"{reply.retry_after:g}"} if status == 429 else {}
+                extra = {"Retry-After": f"{reply.retry_after:g}"} if status in (429, 529) else {}
                 self._send_json(status, wire.error_body(api, status, f"scripted HTTP {status}"), extra)
                 return
             model = str(body.get("model") or server.model)
@@ -265,7 +280,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 frames = wire.responses_sse(answer, model, rid, server._ids, body)
             else:
                 frames = wire.anthropic_sse(answer, model, rid)
-            self._stream(frames, reply)
+            self._stream(frames, reply, api)
 
         def _send_raw(self, status: int, data: bytes, ctype: str) -> None:
             self.send_response(status)
@@ -285,7 +300,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._stop.wait(reply.stall_seconds)
             self.close_connection = True
 
-        def _stream(self, frames: Iterator[str], reply: Reply) -> None:
+        def _stream(self, frames: Iterator[str], reply: Reply, api: Api) -> None:
             # SSE without a length: the connection closes at the end of the stream.
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -295,6 +310,10 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 for n, frame in enumerate(frames):
+                    if reply.fault == "stream_error" and n >= reply.stall_after_chunks:
+                        self.wfile.write(wire.stream_error_frame(api).encode())
+                        self.wfile.flush()
+                        return
                     if reply.fault == "stall" and n >= reply.stall_after_chunks:
                         self.wfile.flush()
                         server._stop.wait(reply.stall_seconds)
@@ -326,9 +345,10 @@ A reply is an object with any of:
   tool_calls    a list of {"name": ..., "arguments": {...} or a raw JSON string, "id": optional}
   reasoning     reasoning text (where the API carries it)
   usage         {"input_tokens": N, "output_tokens": N} (default: counted from the text)
-  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "stall"
+  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "529", "stall"
                 (stall_after_chunks chunks, then stall_seconds of silence), "length" (cut answer),
-                "malformed" (a body that is not JSON)
+                "malformed" (a body that is not JSON), "stream_error" (an error event after
+                stall_after_chunks chunks)
 
 The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
 and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used
@@ -382,13 +402,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes",
                         help="answers without --script, and after a script is used up (without --loop)")
     parser.add_argument("--log", help="append each received request as one JSON line to this file")
+    parser.add_argument("--strict", action="store_true",
+                        help="answer 400, as the provider would, to a request that breaks its API's rules "
+                             "(replaykit.testing.validate); the log records the broken rules either way")
     args = parser.parse_args(argv)
     try:
         script = _load_script(args.script, args.policy, args.loop, args.per_turn)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: cannot load script: {exc}", file=sys.stderr)
         return 2
-    srv = ScriptedServer(script, port=args.port).start()
+    srv = ScriptedServer(script, port=args.port, strict=args.strict).start()
     print(srv.base_url, flush=True)
     seen = 0
     try:
@@ -399,7 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with open(args.log, "a", encoding="utf-8") as fh:
                     for r in reqs[seen:]:
                         fh.write(json.dumps({"method": r.method, "path": r.path, "api": r.api, "index": r.index,
-                                             "headers": dict(r.headers), "body": r.body}) + "\n")
+                                             "headers": dict(r.headers), "body": r.body,
+                                             "violations": list(r.violations)}) + "\n")
                 seen = len(reqs)
     except KeyboardInterrupt:
         pass

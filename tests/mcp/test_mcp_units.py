@@ -218,3 +218,25 @@ def test_a_search_text_that_reads_as_json_is_searched_as_typed(tmp_path: Path) -
     record_sample_run(store, "plain-run")
     tools = Tools(store)
     assert [r.run_id for r in tools.list_runs(text=adapter.validate_python(4242)).runs] == ["order-run"]
+
+
+def test_a_live_play_goes_to_the_api_the_server_was_started_with(tmp_path: Path) -> None:
+    """``mcp --allow-live --api anthropic-messages``: the client plays live on that API (the endpoint,
+    model and API fixed by the operator, never chosen by the client)."""
+    pytest.importorskip("anthropic")
+    from replaykit.core.trace.run import Run
+    from replaykit.core.trace.store import RunStore
+    from replaykit.mcp.tools import LiveEndpoint, Tools
+    from replaykit.testing.scripted_server import ScriptedServer, hermes_default_policy
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "tools_sequence.jsonl"
+    store = RunStore(tmp_path / "store")
+    source = Run.load(fixture)
+    store.write_run(source.header, list(source.events))
+    with ScriptedServer(hermes_default_policy(), strict=True) as srv:
+        tools = Tools(store, LiveEndpoint(base_url=srv.base_url, model="candidate", api_key_env=None,
+                                          api="anthropic-messages"))
+        played = tools.play_run(source.run_id, live=True)
+        assert {r.path for r in srv.llm_requests} == {"/v1/messages"} and srv.violations == []
+    run = store.load(played.run_id)
+    assert {e.request.api for e in run.llm_calls() if e.provenance == "live"} == {"anthropic-messages"}

@@ -12,9 +12,9 @@ and whose model is a ``CursorModel`` (a PydanticAI ``WrapperModel``). Every deci
 - each tool call climbs the core live-tool ladder (``replaykit.core.replay.live_tools``): served from the
   record, the destructive-tool guard, the user's implementation (``--tools-module``), a recorded
   stand-in, else the one "not available" result;
-- a live request goes to the core live model (``replaykit.core.replay.live_model``: Chat Completions at any
-  OpenAI-compatible endpoint, streamed, with the core retry policy, stale-stream guard and length
-  continuation), the same one the openai and LangGraph engines call; its IR response is handed back
+- a live request goes to the core live model (``replaykit.core.replay.live_model``: the play's wire API,
+  ``--api``, through the provider's SDK, streamed, with the core retry policy, stale-stream guard and
+  length continuation), the same one the openai and LangGraph engines call; its IR response is handed back
   to the agent as a ``ModelResponse``. The core ``IterationBudget`` bounds the live calls of each turn
   and ends it with one grace call.
 
@@ -195,8 +195,8 @@ class Driver:
         # The core live model is synchronous (the openai client, streamed): a worker thread keeps the
         # agent's event loop free while it streams, retries and continues.
         response = await asyncio.to_thread(model.complete, ir_messages, tools, call_params, why=decision.reason)
-        self.cursor.live_llm(ir_messages, response, tools, api="openai-chat", model=model.options.model, t=t,
-                             params=call_params, duration=round(time.monotonic() - started, 6))
+        model.record(self.cursor, response, model=model.options.model, t=t,
+                     duration=round(time.monotonic() - started, 6))
         answer = response_to_pydantic_ai(response, provider_name="openai")
         if state == "grace":
             return _without_tool_calls(answer)
