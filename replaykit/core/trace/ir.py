@@ -188,7 +188,8 @@ class Usage(_Model):
 
 # ------------------------------------------------------------------------------------------ requests
 
-ApiFormat = Literal["openai-chat", "openai-responses", "anthropic-messages", "unknown"]
+ApiFormat = Literal["openai-chat", "openai-responses", "anthropic-messages", "google-gemini", "bedrock-converse",
+                    "unknown"]
 
 
 class MessageRef(_Model):

@@ -1,4 +1,5 @@
-"""Provider codecs: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages <-> the trace IR.
+"""Provider codecs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Google Gemini and AWS
+Bedrock Converse <-> the trace IR.
 
 Pure functions over plain dicts (no provider SDK imports). Engines go through the dispatch below::
 
@@ -40,6 +41,8 @@ APIS = {
     "openai-responses": "replaykit.core.trace.codecs.openai_responses",
     "anthropic-messages": "replaykit.core.trace.codecs.anthropic",
     "anthropic": "replaykit.core.trace.codecs.anthropic",
+    "google-gemini": "replaykit.core.trace.codecs.gemini",
+    "bedrock-converse": "replaykit.core.trace.codecs.bedrock",
 }
 
 
@@ -47,7 +50,8 @@ def codec(api: str) -> ModuleType:
     """The codec module of ``api`` (raises CodecError for an unknown API)."""
     name = APIS.get(api)
     if name is None:
-        raise CodecError(f"unknown provider API {api!r} (known: openai-chat, openai-responses, anthropic-messages)")
+        raise CodecError(f"unknown provider API {api!r} (known: openai-chat, openai-responses, anthropic-messages, "
+                         "google-gemini, bedrock-converse)")
     return importlib.import_module(name)
 
 

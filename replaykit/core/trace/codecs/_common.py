@@ -89,11 +89,16 @@ def parse_arguments(raw: str) -> Any:
         return None
 
 
+#: who a reasoning signature belongs to, by ``ReasoningPart.provider``
+_OWNERS = {"google-gemini": "Gemini", "bedrock-converse": "Bedrock"}
+
+
 def reasoning_losses(part: ReasoningPart, where: str, target: str) -> list[str]:
     """What a reasoning part loses when it is encoded into a format that is not its own."""
     out: list[str] = []
     if part.signature:
-        out.append(f"{where}: thinking signature dropped (only valid for Anthropic)")
+        owner = _OWNERS.get(part.provider or "", "Anthropic")
+        out.append(f"{where}: thinking signature dropped (only valid for {owner})")
     if part.encrypted:
         out.append(f"{where}: encrypted reasoning dropped (only valid for OpenAI Responses)")
     if part.redacted:
@@ -103,5 +108,7 @@ def reasoning_losses(part: ReasoningPart, where: str, target: str) -> list[str]:
 
 def opaque_loss(part: OpaquePart, where: str, target: str) -> str:
     kind = part.data.get("type") if isinstance(part.data, dict) else None
+    if kind is None and isinstance(part.data, dict) and len(part.data) == 1:
+        kind = next(iter(part.data))  # Gemini and Bedrock blocks are keyed by their kind ({"cachePoint": ...})
     label = f" {kind!r}" if isinstance(kind, str) else ""
     return f"{where}: {part.format} content block{label} dropped (no {target} equivalent)"
