@@ -1,5 +1,9 @@
-"""A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses and
-Anthropic Messages, JSON and SSE, with fault injection and a thread-safe log of every request.
+"""A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses,
+Anthropic Messages (JSON and SSE), Google Gemini (``/v1beta/models/M:generateContent`` and
+``:streamGenerateContent?alt=sse``) and AWS Bedrock Converse (``/model/M/converse`` and ``/converse-stream``,
+binary event-stream frames), with fault injection and a thread-safe log of every request. Gemini and
+Bedrock requests are checked against their API's rules (``testing/validate.py``): a broken rule is
+answered with the provider's 400 and kept in ``RecordedRequest.violations``.
 
 Stdlib only, so it runs in any venv and in subprocesses::
 
@@ -15,17 +19,20 @@ or from a shell: ``python -m replaykit.testing.scripted_server [--port N] [--scr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from replaykit.testing import wire
+from replaykit.testing import eventstream, validate, wire, wire_bedrock, wire_gemini
 from replaykit.testing.script import (
     Api,
     Policy,
@@ -47,8 +54,22 @@ from replaykit.testing.script import (
 )
 
 # Headers that carry credentials are never logged.
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie",
+                             "x-goog-api-key", "x-amz-security-token"})
 _ROUTES: dict[str, Api] = {"/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "anthropic"}
+_GEMINI = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(generateContent|streamGenerateContent)")
+_BEDROCK = re.compile(r"/model/([^/]+)/(converse|converse-stream)")
+
+
+def native_route(path: str) -> tuple[Api, str, bool] | None:
+    """(API, model, streamed) of a Gemini or Bedrock path; None for any other path."""
+    match = _GEMINI.fullmatch(path)
+    if match:
+        return "gemini", urllib.parse.unquote(match.group(1)), match.group(2) == "streamGenerateContent"
+    match = _BEDROCK.fullmatch(path)
+    if match:
+        return "bedrock", urllib.parse.unquote(match.group(1)), match.group(2) == "converse-stream"
+    return None
 
 
 @dataclass(frozen=True)
@@ -63,6 +84,7 @@ class RecordedRequest:
     index: int | None  # position among LLM requests; None for non-LLM requests
     reply: Reply | None = None
     received_at: float = field(default_factory=time.time)
+    violations: tuple[str, ...] = ()  # the API rules the body broke (Gemini, Bedrock; answered with a 400)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -92,6 +114,11 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The bare origin: what google-genai (``http_options.base_url``) and boto3 (``endpoint_url``) take."""
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ScriptedServer:
         if self._thread is None:
@@ -128,22 +155,22 @@ class ScriptedServer:
         with self._lock:
             self._log.clear()
 
-    def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None) -> tuple[int | None, RecordedRequest]:
+    def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None,
+                violations: Sequence[str] = ()) -> tuple[int | None, RecordedRequest]:
         clean = {k.lower(): v for k, v in headers.items() if k.lower() not in _SECRET_HEADERS}
         with self._lock:
             index = None
             if api is not None:
                 index = self._llm_count
                 self._llm_count += 1
-            rec = RecordedRequest(method, path, clean, body, api, index)
+            rec = RecordedRequest(method, path, clean, body, api, index, violations=tuple(violations))
             self._log.append(rec)
             return index, rec
 
     def _set_reply(self, rec: RecordedRequest, reply: Reply) -> None:
         with self._lock:
             pos = next(i for i in range(len(self._log) - 1, -1, -1) if self._log[i] is rec)
-            self._log[pos] = RecordedRequest(rec.method, rec.path, rec.headers, rec.body, rec.api, rec.index,
-                                             reply, rec.received_at)
+            self._log[pos] = dataclasses.replace(rec, reply=reply)
 
 
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -191,6 +218,10 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             body, ok = self._read_body()
+            native = native_route(path)
+            if native is not None:
+                self._native(path, body, ok, *native)
+                return
             api = _ROUTES.get(path)
             index, rec = server._record("POST", path, dict(self.headers), body, api)
             if api is None or index is None:
@@ -207,6 +238,63 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 return
             server._set_reply(rec, reply)
             self._answer(api, req.stream, body, reply, req)
+
+        # -- Gemini and Bedrock
+        def _native(self, path: str, body: Any, ok: bool, api: Api, model: str, stream: bool) -> None:
+            found = validate.violations(api, body, model) if ok else ["request body is not JSON"]
+            index, rec = server._record("POST", path, dict(self.headers), body, api, found)
+            if found:
+                self._native_error(api, 400, "; ".join(found)[:2000])
+                return
+            assert index is not None
+            req = dataclasses.replace(summarize(api, body, index), model=model, stream=stream)
+            try:
+                reply = server.policy(req)
+            except Exception as exc:
+                self._native_error(api, 500, f"script error: {exc!r}")
+                return
+            server._set_reply(rec, reply)
+            if reply.fault in ("429", "500", "503", "401") or (reply.fault == "stream_error" and not stream):
+                status = 500 if reply.fault == "stream_error" else int(reply.fault)  # type: ignore[arg-type]
+                self._native_error(api, status, f"scripted HTTP {status}", reply.retry_after)
+                return
+            prefix = "tooluse_" if api == "bedrock" else "call_"
+            answer = wire.resolve(reply, req, server._ids, api if api != "bedrock" else "anthropic")
+            if api == "bedrock":
+                answer = dataclasses.replace(answer, tool_calls=tuple(
+                    (cid if cid.startswith(prefix) else server._ids.next(prefix), n, a) for cid, n, a in answer.tool_calls))
+            rid = server._ids.next("resp-")
+            if not stream:
+                if reply.fault == "stall":
+                    self._stall_plain(reply)
+                elif reply.fault == "malformed":
+                    self._send_raw(200, b'{"candidates": [', "application/json")
+                else:
+                    self._send_json(200, wire_gemini.gemini_json(answer, model, rid) if api == "gemini"
+                                    else wire_bedrock.converse_json(answer))
+                return
+            if api == "gemini":
+                frames: Iterator[str | bytes] = wire_gemini.gemini_sse(answer, model, rid)
+                if reply.fault == "stream_error":
+                    frames = _then_error(frames, reply.stall_after_chunks, "data: " + json.dumps(
+                        wire_gemini.error_body(503, "scripted in-stream error")) + "\r\n\r\n")
+                if reply.fault == "malformed":
+                    frames = _then_error(frames, 1, 'data: {"candidates": [{"content": \r\n\r\n')
+                self._stream(frames, reply if reply.fault != "malformed" else Reply(), "text/event-stream")
+                return
+            corrupt = 1 if reply.fault == "malformed" else None
+            frames = wire_bedrock.converse_stream(answer, corrupt_at=corrupt)
+            if reply.fault == "stream_error":
+                frames = _then_error(frames, reply.stall_after_chunks, eventstream.exception(
+                    "throttlingException", "scripted: too many requests, please wait before trying again"))
+            self._stream(frames, reply if reply.fault != "malformed" else Reply(), "application/vnd.amazon.eventstream")
+
+        def _native_error(self, api: Api, status: int, message: str, retry_after: float | None = None) -> None:
+            extra = {"Retry-After": f"{retry_after:g}"} if status == 429 and retry_after is not None else {}
+            if api == "gemini":
+                self._send_json(status, wire_gemini.error_body(status, message, retry_after), extra)
+            else:
+                self._send_json(status, wire_bedrock.error_body(message), {**extra, **wire_bedrock.error_headers(status)})
 
         # -- answering
         def _answer(self, api: Api, stream: bool, body: dict[str, Any], reply: Reply, req: Any) -> None:
@@ -261,10 +349,11 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._stop.wait(reply.stall_seconds)
             self.close_connection = True
 
-        def _stream(self, frames: Iterator[str], reply: Reply) -> None:
-            # SSE without a length: the connection closes at the end of the stream.
+        def _stream(self, frames: Iterator[str] | Iterator[str | bytes], reply: Reply,
+                    content_type: str = "text/event-stream") -> None:
+            # A stream without a length: the connection closes at the end of the stream.
             self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Type", content_type)
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
@@ -281,12 +370,21 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         return
                     if reply.frame_gap > 0 and n > 0:
                         server._stop.wait(reply.frame_gap)
-                    self.wfile.write(frame.encode())
+                    self.wfile.write(frame.encode() if isinstance(frame, str) else frame)
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 return
 
     return Handler
+
+
+def _then_error(frames: Iterator[Any], after: int, error: str | bytes) -> Iterator[Any]:
+    """``after`` frames of the stream, then an error inside it (and nothing more)."""
+    for n, frame in enumerate(frames):
+        if n >= after:
+            break
+        yield frame
+    yield error
 
 
 SCRIPT_HELP = """\

@@ -449,8 +449,7 @@ def assemble_events(events: Sequence[Any]) -> JSONDict:
             if "additionalModelResponseFields" in payload:
                 top["additionalModelResponseFields"] = payload["additionalModelResponseFields"]
         elif kind == "metadata":
-            for key, value in payload.items():
-                top[key] = value
+            top.update({k: v for k, v in payload.items() if k != "p"})  # "p": the service's padding
         elif kind.endswith("Exception"):
             raise CodecError(f"stream[{n}]: provider error {kind}: {json.dumps(payload)[:200]}")
     if not stopped and not blocks:
