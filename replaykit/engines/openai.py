@@ -89,8 +89,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
                     model = LiveModel(options, session)
                 started = time.monotonic()
                 response = model.complete(messages, call_tools, call_params, why=decision.reason)
-                cursor.live_llm(messages, response, call_tools, model=options.model, params=call_params,
-                                duration=round(time.monotonic() - started, 6))
+                model.record(cursor, response, model=options.model, duration=round(time.monotonic() - started, 6))
             messages.append(response.message)
             calls = response.message.tool_calls
             if calls and state != "grace":

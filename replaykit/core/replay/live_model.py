@@ -1,18 +1,23 @@
-"""The one OpenAI-compatible live model every engine's live path calls.
+"""The one live model every engine's live path calls, on any wire API (``core/replay/wire_apis.py``).
 
-Streams a Chat Completions request through the ``openai`` client (imported lazily: the ``openai`` extra)
-and wraps it in the core resilience pieces: classified errors, Retry-After, jittered backoff, the
-stale-stream guard, length continuation. In a play (``session`` given) each attempt is counted on the
-cursor and each failed attempt is recorded as an ``error`` event. An offline play (``serve_only``) never
+``LiveModel.complete(messages, tools, params, why=...)`` encodes the IR history for the play's API
+(the recording's own API: the recorded parameters and messages sent as recorded; another API: the
+history made legal for it by ``codecs.translate_request``, every loss listed), streams the request
+through that API's transport (the provider's SDK, an extra imported lazily) and wraps it in the core
+resilience pieces: classified errors (per provider: ``resilience.PROVIDER_CODES``), Retry-After,
+jittered backoff, the stale-stream guard, length continuation, the shared endpoint limiter. In a play
+(``session`` given) each attempt is counted on the cursor and each failed attempt is recorded as an
+``error`` event; ``record(cursor, response, ...)`` records the live step with what was sent (API,
+messages and parameters as they went on the wire) and its translation losses. An offline play never
 calls (no endpoint): asking it to is an error naming why the record could not answer.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.errors import MissingExtra, ReplaykitError
+from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.replay.play import PlayOptions, PlaySession
 from replaykit.core.replay.resilience import (
     Classified,
@@ -24,45 +29,75 @@ from replaykit.core.replay.resilience import (
     retry_call,
     stale_guard,
 )
-from replaykit.core.trace import jsonsafe
-from replaykit.core.trace.codecs import assemble_stream, encode_request
+from replaykit.core.replay.wire_apis import Endpoint, Wire, open_transport
+from replaykit.core.trace.codecs import assemble_stream, decode_request, encode_request, translate_request
 from replaykit.core.trace.ir import LLMResponse, Message, Provenance, ToolSpec
 
 #: request fields an engine sets itself; recorded values of these are never forwarded
 DROP_PARAMS = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
 
 
-_CLIENTS: dict[tuple[str, str, float], Any] = {}
+@dataclass
+class SentRequest:
+    """What one ``complete`` put on the wire: the API, the history and tools as sent (after translation),
+    the parameters sent (``model`` aside), and what did not cross (empty for a same-API request)."""
+
+    api: str
+    messages: list[Message]
+    tools: list[ToolSpec] | None
+    params: dict[str, Any]
+    source_api: str
+    losses: list[str] = field(default_factory=list)
+    provider: str | None = None
+
+    def details(self) -> dict[str, Any]:
+        """The live step's ``request.provider_details``: where the request went and its losses."""
+        wire: dict[str, Any] = {"api": self.api}
+        if self.source_api != self.api:
+            wire["from"] = self.source_api
+        if self.provider:
+            wire["provider"] = self.provider
+        if self.losses:
+            wire["losses"] = list(self.losses)
+        return {"replaykit": {"wire": wire}}
 
 
-def _client(openai: Any, base_url: str, api_key: str, timeout: float) -> Any:
-    """One client per endpoint, key and timeout in this process (kept in memory only): building one
-    loads the system's CA certificates (about 0.1 s), which a worker playing many runs pays once."""
-    key = (base_url, api_key, timeout)
-    client = _CLIENTS.get(key)
-    if client is None:
-        client = _CLIENTS[key] = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout)
-    return client
+def recorded_api(session: PlaySession | None) -> str | None:
+    """The API the played run's model calls were recorded on (its first call's)."""
+    if session is None:
+        return None
+    calls = session.run.llm_calls()
+    if not calls:
+        return None
+    api = calls[0].request.api
+    return "anthropic-messages" if api == "anthropic" else api
 
 
 class LiveModel:
-    """One OpenAI-compatible endpoint, called through the core resilience pieces."""
+    """One wire API endpoint, called through the core resilience pieces."""
 
-    def __init__(self, options: PlayOptions, session: PlaySession | None = None) -> None:
+    def __init__(self, options: PlayOptions, session: PlaySession | None = None, *,
+                 source_api: str | None = None) -> None:
         self.options = options
         self.session = session
-        self.client: Any = None
-        if not options.base_url:
+        self.transport: Any = None
+        self.last_request: SentRequest | None = None
+        if not options.base_url and (options.serve_only or options.api is None):
             return  # offline: ``complete`` refuses; no client, no key read
-        try:
-            import openai
-        except ImportError as exc:
-            raise MissingExtra("openai", "openai") from exc
-        # max_retries=0: retries belong to the core policy (counted, recorded, Retry-After honoured).
-        # A silent stream is caught by ``stale_guard`` (the client's HTTP library differs across openai
-        # majors, so no transport-specific timeout object is built here).
-        self.client = _client(openai, options.base_url, options.api_key() or "replaykit-no-key",
-                              options.request_timeout)
+        self.wire: Wire = options.wire()
+        self.api = self.wire.api.name
+        self.source_api = source_api or recorded_api(session) or self.api
+        credentials: dict[str, str] = {}
+        if self.wire.api.credentials == "aws-env":
+            credentials = options.aws_env()
+        elif self.wire.base_url is None and not options.api_key_env:
+            raise BadInput(f"--api {self.api} calls {self.wire.api.default_base_url}: name the environment variable "
+                           "holding its key with --api-key-env")
+        endpoint = Endpoint(self.api, self.wire.base_url, options.api_key(), credentials, options.request_timeout)
+        # SDK retries are off in every transport: retries belong to the core policy (counted, recorded,
+        # Retry-After honoured). A silent stream is caught by ``stale_guard``.
+        self.transport = open_transport(self.wire.api, endpoint)
+        self.where = self.wire.base_url or self.wire.api.default_base_url or self.wire.api.label
         self.policy = RetryPolicy(max_attempts=options.max_attempts,
                                   base_delay=float(options.extra.get("retry_base_delay", 0.5)),
                                   max_delay=float(options.extra.get("retry_max_delay", 20.0)))
@@ -71,6 +106,29 @@ class LiveModel:
         shared = options.extra.get("endpoint_limiter")
         self.limiter = EndpointLimiter(str(shared)) if shared else None
 
+    # ------------------------------------------------------------------------------------ encoding
+
+    def encode(self, messages: list[Message], tools: list[ToolSpec] | None,
+               params: dict[str, Any]) -> tuple[dict[str, Any], SentRequest]:
+        """The body sent for ``messages`` and what it holds (see ``SentRequest``)."""
+        params = {k: v for k, v in params.items() if k not in DROP_PARAMS}
+        with_model = {**params, "model": self.wire.model}
+        if self.source_api == self.api:
+            encoded = encode_request(self.api, messages, tools, with_model)
+            sent_messages, sent_tools, sent_params = list(messages), tools, params
+        else:
+            encoded = translate_request(self.api, messages, tools, with_model, self.source_api)
+            # What went on the wire, as IR: the record of this step re-encodes to this body exactly.
+            decoded = decode_request(self.api, encoded.body)
+            sent_messages, sent_tools = decoded.messages, decoded.tools
+            sent_params = {k: v for k, v in decoded.params.items() if k != "model"}
+        sent = SentRequest(self.api, sent_messages, list(sent_tools) if sent_tools is not None else None,
+                           sent_params, self.source_api, list(encoded.losses),
+                           self.wire.api.price_provider if self.wire.base_url is None else None)
+        return encoded.body, sent
+
+    # ------------------------------------------------------------------------------------- calling
+
     def _limited(self, body: dict[str, Any]) -> LLMResponse:
         if self.limiter is None:
             return self._once(body)
@@ -78,37 +136,19 @@ class LiveModel:
             return self._once(body)
 
     def _once(self, body: dict[str, Any]) -> LLMResponse:
-        # Every field but the two the SDK requires travels in extra_body: recorded parameters from any
-        # framework reach the endpoint verbatim, and none can trip the SDK's keyword signature.
-        rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
-        rest.setdefault("stream_options", {"include_usage": True})
-        if jsonsafe.has_surrogate(json.dumps(body, ensure_ascii=False)):
-            stream = self._post_escaped({"model": body["model"], "messages": body["messages"], "stream": True, **rest})
-        else:
-            stream = self.client.chat.completions.create(model=body["model"], messages=body["messages"], stream=True,
-                                                         extra_body=rest)
+        stream = self.transport.open_stream(body)
         try:
-            chunks = [chunk.to_dict() for chunk in stale_guard(stream, self.options.stale_timeout)]
+            chunks = list(stale_guard(stream, self.options.stale_timeout))
         finally:
             stream.close()
-        return assemble_stream("openai-chat", chunks)
-
-    def _post_escaped(self, payload: dict[str, Any]) -> Any:
-        """The same request with the JSON body written by us, ASCII-escaped: the SDK encodes its JSON
-        as UTF-8, which cannot hold a lone surrogate (legal JSON; see core/trace/jsonsafe.py)."""
-        from openai import Stream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
-        data = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-        return self.client.post("/chat/completions", cast_to=ChatCompletion, content=data, stream=True,
-                                stream_cls=Stream[ChatCompletionChunk],
-                                options={"headers": {"Content-Type": "application/json"}})
+        return assemble_stream(self.api, chunks)
 
     def complete(self, messages: list[Message], tools: list[ToolSpec] | None, params: dict[str, Any],
                  *, why: str = "") -> LLMResponse:
         """One completion (streamed, retried, continued when cut by the length limit). ``why``: the
-        cursor's reason for going live, named in the offline error."""
-        if self.client is None:
+        cursor's reason for going live, named in the offline error. ``last_request`` then says what
+        the first request sent and lost."""
+        if self.transport is None:
             reason = f" ({why})" if why else ""
             raise ReplaykitError(f"offline play: the record cannot answer this request{reason} and an offline "
                                  "play never calls a provider")
@@ -120,18 +160,32 @@ class LiveModel:
             if session is not None:
                 session.recorder.llm_error(None, message=error.describe(), error_type=error.kind,
                                            status_code=error.status_code, retryable=wait is not None,
-                                           attempt=attempt, provenance=Provenance.LIVE)
+                                           attempt=attempt, provenance=Provenance.LIVE, api=self.api)
 
         def on_attempt(_attempt: int) -> None:
             if session is not None:
                 session.cursor.note_provider_call()
 
+        first: list[SentRequest] = []
+
         def call(history: list[Message]) -> LLMResponse:
-            body = encode_request("openai-chat", history, tools, {**params, "model": self.options.model}).body
+            body, sent = self.encode(history, tools, params)
+            if not first:
+                first.append(sent)
             return retry_call(lambda: self._limited(body), self.policy, on_attempt=on_attempt, on_error=on_error,
-                              where=self.options.base_url, announce=None)
+                              where=self.where, announce=None)
 
         response = call(messages)
+        self.last_request = first[0]
         if is_truncated(response):
             response = continue_truncated(messages, response, call, self.continuation)
         return response
+
+    def record(self, cursor: Any, response: LLMResponse, **record_kw: Any) -> Any:
+        """Record the live step answered by the last ``complete``: the request as it was sent (API,
+        messages, tools, parameters) and its losses (``request.provider_details["replaykit"]["wire"]``)."""
+        sent = self.last_request
+        if sent is None:
+            raise ReplaykitError("LiveModel.record before a completion")
+        return cursor.live_llm(sent.messages, response, sent.tools, api=sent.api, params=sent.params,
+                               request_details=sent.details(), **record_kw)

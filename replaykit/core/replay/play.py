@@ -26,8 +26,9 @@ from replaykit.core.trace.store import RunStore, new_run_id, utc_now_iso
 class PlayOptions:
     """Options of ``replaykit play`` (one field per flag) plus engine tuning."""
 
-    base_url: str = ""  # empty only offline (serve_only)
-    model: str = ""  # empty offline: the record's model
+    base_url: str = ""  # empty offline (serve_only), or for a native provider chosen by ``api`` (its SDK's host)
+    model: str = ""  # empty offline: the record's model. A ``provider:`` prefix sets ``api`` and is removed
+    api: str | None = None  # ``--api``: the wire API of live calls (core/replay/wire_apis.py); None: openai-chat
     api_key_env: str | None = None  # the NAME of the env var holding the key; the key is never stored
     allow_destructive: bool = False
     stale_timeout: float | None = 60.0  # seconds without a byte on a stream before retrying
@@ -42,6 +43,44 @@ class PlayOptions:
     tags: tuple[str, ...] = ()  # added to the new run's tags (``eval`` marks its candidate plays)
     lineage_details: dict[str, Any] = field(default_factory=dict)  # added to the new run's lineage details
     stream_timing: str = "fast"  # served streams: every frame at once, or at the recorded pace (``--stream-timing``)
+
+    def __post_init__(self) -> None:
+        from replaykit.core.replay.wire_apis import split_model, wire_api
+
+        if self.api is not None:
+            self.api = wire_api(self.api).name  # unknown: a one-line error; "anthropic" -> anthropic-messages
+        prefixed, name = split_model(self.model)
+        if prefixed is not None:
+            if self.api is not None and self.api != prefixed:
+                raise BadInput(f"--model {self.model!r} names the {prefixed} API but --api is {self.api}")
+            self.api, self.model = prefixed, name
+
+    @property
+    def live_capable(self) -> bool:
+        """A live call can be made: an endpoint, or a native provider's API chosen (its SDK's host)."""
+        return bool(self.base_url) or (self.api is not None and not self.serve_only)
+
+    def wire(self) -> Any:
+        """The live wire (``wire_apis.Wire``): API, model name, endpoint; one-line errors when incomplete."""
+        from replaykit.core.replay.wire_apis import resolve_wire
+
+        return resolve_wire(self.api, self.model, self.base_url or None)
+
+    def aws_env(self) -> dict[str, str]:
+        """AWS credentials and region for Bedrock, from the environment variables only (never
+        ``~/.aws/credentials`` or ``~/.aws/config``); kept in memory, never written."""
+        env = os.environ
+        values = {"aws_access_key_id": env.get("AWS_ACCESS_KEY_ID", ""),
+                  "aws_secret_access_key": env.get("AWS_SECRET_ACCESS_KEY", ""),
+                  "aws_session_token": env.get("AWS_SESSION_TOKEN", ""),
+                  "region_name": env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION", "")}
+        missing = [name for name, key in (("AWS_ACCESS_KEY_ID", "aws_access_key_id"),
+                                          ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
+                                          ("AWS_REGION", "region_name")) if not values[key]]
+        if missing:
+            raise BadInput(f"--api bedrock-converse reads AWS credentials from the environment only: "
+                           f"{', '.join(missing)} not set")
+        return {k: v for k, v in values.items() if v}
 
     @property
     def offline(self) -> bool:
@@ -61,6 +100,8 @@ class PlayOptions:
         """The base URL without credentials or query (what may be written into a trace); None offline."""
         if not self.base_url and self.serve_only:
             return None
+        if not self.base_url and self.api is not None:
+            return self.wire().api.default_base_url  # the SDK's own host
         parts = urllib.parse.urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise BadInput(f"--base-url must be an http(s) URL, got {self.base_url[:80]!r}")
@@ -141,6 +182,16 @@ class PlaySession:
                           error=error, steps=steps, model=self.options.model or self.run.header.model)
 
 
+def _provider(options: PlayOptions, base_url: str) -> str:
+    """The play's provider: the native provider's price id when its API was chosen and the host is its
+    own, else ``openai-compatible`` (a gateway or a local server speaks the API for someone else)."""
+    if options.api is None:
+        return "openai-compatible"
+    wire = options.wire().api
+    native = wire.default_base_url is not None and base_url.rstrip("/") == wire.default_base_url.rstrip("/")
+    return (wire.price_provider or "openai-compatible") if native else "openai-compatible"
+
+
 def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None) -> PlaySession:
     """Create the new run (lineage ``play`` of ``run``) and the cursor that serves its prefix."""
     cut = len(run.steps) if options.serve_only else play_cut(run) if options.cut is None else options.cut
@@ -149,6 +200,9 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     base_url = options.safe_base_url()
     model = options.model or run.model  # the header's, else the first recorded request's
     details: dict[str, Any] = {"live_from": cut, "model": model, "base_url": base_url}
+    wire_api = None if options.serve_only else options.api
+    if wire_api is not None:
+        details["api"] = wire_api
     if options.serve_only:
         details["offline"] = True
     details.update(options.lineage_details)
@@ -157,7 +211,7 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
         "created_at": utc_now_iso(),
         "model": model,
         "base_url": base_url,
-        "provider": "openai-compatible" if base_url else run.header.provider,
+        "provider": _provider(options, base_url) if base_url else run.header.provider,
         "title": f"play of {run.run_id} with {engine} ({model or 'offline'})",
         "source": Source(framework=engine, adapter=f"replaykit.play.{engine}", framework_version=framework_version),
         "tags": [*run.header.tags, *(t for t in options.tags if t not in run.header.tags)],

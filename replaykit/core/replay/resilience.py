@@ -51,6 +51,40 @@ class StaleStream(TimeoutError):
     """A streamed response sent nothing for longer than the stale timeout."""
 
 
+class StreamFailure(Exception):
+    """An error the provider sent inside a stream (after a 200), raised by a transport whose SDK does not
+    raise one itself: ``code`` is the provider's error code (classified by ``PROVIDER_CODES``)."""
+
+    def __init__(self, code: str, message: str = "", status_code: int | None = None) -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.status_code = status_code
+
+
+#: provider error codes (as the provider spells them, compared case-insensitively) and what they are,
+#: for errors without a usable HTTP status: Anthropic's ``error`` event types, Gemini's gRPC status
+#: names, Bedrock's exception codes, OpenAI's in-stream error codes. One table for every wire API.
+PROVIDER_CODES: dict[str, str] = {
+    # Anthropic
+    "overloaded_error": "server", "api_error": "server", "rate_limit_error": "rate_limit",
+    "authentication_error": "auth", "permission_error": "auth", "not_found_error": "not_found",
+    "invalid_request_error": "bad_request", "request_too_large": "bad_request", "timeout_error": "timeout",
+    # Gemini (google.rpc.Code names)
+    "resource_exhausted": "rate_limit", "unavailable": "server", "internal": "server",
+    "deadline_exceeded": "timeout", "unauthenticated": "auth", "permission_denied": "auth",
+    "invalid_argument": "bad_request", "failed_precondition": "bad_request", "not_found": "not_found",
+    # Bedrock (botocore error codes; stream exceptions arrive lower-camel-cased)
+    "throttlingexception": "rate_limit", "toomanyrequestsexception": "rate_limit",
+    "serviceunavailableexception": "server", "internalserverexception": "server",
+    "modelstreamerrorexception": "server", "modelnotreadyexception": "server",
+    "modeltimeoutexception": "timeout", "accessdeniedexception": "auth", "unrecognizedclientexception": "auth",
+    "expiredtokenexception": "auth", "validationexception": "bad_request", "resourcenotfoundexception": "not_found",
+    "modelerrorexception": "server",
+    # OpenAI (error events inside a stream)
+    "rate_limit_exceeded": "rate_limit", "server_error": "server", "insufficient_quota": "auth",
+}
+
+
 @dataclass(frozen=True)
 class Classified:
     """A provider failure, named. ``message`` is one line, safe to show (no headers, no key)."""
@@ -123,10 +157,60 @@ def _status_of(exc: BaseException) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _codes_of(exc: BaseException) -> list[str]:
+    """Provider error codes carried by ``exc`` (or what it wraps): ``code`` / ``status`` / ``type``
+    strings, ``body["error"]["type"|"code"|"status"]``, botocore's ``response["Error"]["Code"]``."""
+    out: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        for attr in ("code", "status", "type", "error_code"):
+            value = getattr(current, attr, None)
+            if isinstance(value, str):
+                out.append(value)
+        for holder in (getattr(current, "body", None), getattr(current, "response", None),
+                       getattr(current, "details", None)):
+            if not isinstance(holder, Mapping):
+                continue
+            for inner in (holder.get("error"), holder.get("Error"), holder):
+                if isinstance(inner, Mapping):
+                    for key in ("type", "code", "status", "Code"):
+                        value = inner.get(key)
+                        if isinstance(value, str):
+                            out.append(value)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _code_kind(exc: BaseException) -> ErrorKind | None:
+    for code in _codes_of(exc):
+        kind = PROVIDER_CODES.get(code.strip().lower())
+        if kind is not None:
+            return kind  # type: ignore[return-value]
+    return None
+
+
+def _botocore_status(exc: BaseException) -> int | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):
+        meta = response.get("ResponseMetadata")
+        status = meta.get("HTTPStatusCode") if isinstance(meta, Mapping) else None
+        if isinstance(status, int) and 100 <= status <= 599:
+            return status
+    return None
+
+
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
     for holder in (getattr(exc, "response", None), exc):
         headers = getattr(holder, "headers", None)
         if headers is not None and hasattr(headers, "items"):
+            return {str(k): str(v) for k, v in headers.items()}
+    response = getattr(exc, "response", None)  # botocore: a dict with ResponseMetadata.HTTPHeaders
+    if isinstance(response, Mapping):
+        meta = response.get("ResponseMetadata")
+        headers = meta.get("HTTPHeaders") if isinstance(meta, Mapping) else None
+        if isinstance(headers, Mapping):
             return {str(k): str(v) for k, v in headers.items()}
     return None
 
@@ -175,8 +259,17 @@ def classify(exc_or_status: BaseException | int, headers: Mapping[str, str] | No
                           text[:300])
     exc = exc_or_status
     text = _body_text(exc, body)
-    status = _status_of(exc)
+    status = _status_of(exc) or _botocore_status(exc)
     headers = headers if headers is not None else _headers_of(exc)
+    coded = _code_kind(exc)
+    if coded is not None and (status is None or status < 400 or _kind_for_status(status, text) in
+                              ("bad_request", "unknown")):
+        # A provider code is more precise than a generic status (an error event after a 200, a 400
+        # that is really an overflow, a gRPC status): it wins, unless the text says context overflow.
+        if coded == "bad_request" and any(marker in text.lower() for marker in _OVERFLOW_MARKERS):
+            coded = "context_overflow"
+        return Classified(coded, status if status and status >= 400 else None, parse_retry_after(headers),
+                          text[:300])
     if status is not None:
         return Classified(_kind_for_status(status, text), status, parse_retry_after(headers), text[:300])
     names = " ".join(cls.__name__ for cls in type(exc).__mro__)
@@ -323,8 +416,21 @@ class ContinuationPolicy:
     prompt: str = CONTINUE_PROMPT
 
 
+#: finish reasons meaning "cut by the output token limit", per API (Chat, Anthropic, Bedrock, Gemini)
+LENGTH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+
+
 def is_truncated(response: LLMResponse) -> bool:
-    return response.finish_reason in ("length", "max_tokens") and not response.message.tool_calls
+    if response.message.tool_calls:
+        return False
+    if response.finish_reason in LENGTH_REASONS:
+        return True
+    # Responses: status "incomplete" with incomplete_details.reason "max_output_tokens"
+    if response.finish_reason == "incomplete":
+        top = ((response.provider_details or {}).get("openai-responses") or {}).get("top") or {}
+        details = top.get("incomplete_details") if isinstance(top, dict) else None
+        return isinstance(details, dict) and details.get("reason") == "max_output_tokens"
+    return False
 
 
 def continue_truncated(messages: Sequence[Message], response: LLMResponse,

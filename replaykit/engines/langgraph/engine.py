@@ -91,7 +91,7 @@ class CursorModelNode:
             messages = [*messages, self.budget.grace_message()]
             tools = None
         response = self.client.complete(messages, tools, self.params, why=decision.reason)
-        self.cursor.live_llm(messages, response, tools, model=self.model)
+        self.client.record(self.cursor, response, model=self.model)
         if state == "grace" and response.message.tool_calls:
             parts = [p for p in response.message.parts if p.type != "tool_call"]
             response = response.model_copy(update={"message": response.message.model_copy(update={"parts": parts})})

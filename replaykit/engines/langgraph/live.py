@@ -25,6 +25,7 @@ class LiveEndpoint:
     timeout: float = 60.0
     max_retries: int = 2
     params: Mapping[str, Any] = field(default_factory=dict)
+    api: str | None = None  # the wire API (replaykit.core.replay.wire_apis); None: Chat Completions
 
     def api_key(self) -> str:
         if self.api_key_env is None:
@@ -43,6 +44,7 @@ def make_live_model(endpoint: LiveEndpoint) -> Callable[[list[JSON], list[JSON]]
     from replaykit.core.trace.ir import MESSAGES_ADAPTER, ToolSpec
 
     options = PlayOptions(base_url=endpoint.base_url, model=endpoint.model, api_key_env=endpoint.api_key_env,
+                          api=endpoint.api,
                           request_timeout=endpoint.timeout, max_attempts=endpoint.max_retries + 1)
     options.api_key()  # a named but unset variable fails before the graph runs
     model = LiveModel(options)

@@ -195,8 +195,8 @@ class Driver:
         # The core live model is synchronous (the openai client, streamed): a worker thread keeps the
         # agent's event loop free while it streams, retries and continues.
         response = await asyncio.to_thread(model.complete, ir_messages, tools, call_params, why=decision.reason)
-        self.cursor.live_llm(ir_messages, response, tools, api="openai-chat", model=model.options.model, t=t,
-                             params=call_params, duration=round(time.monotonic() - started, 6))
+        model.record(self.cursor, response, model=model.options.model, t=t,
+                     duration=round(time.monotonic() - started, 6))
         answer = response_to_pydantic_ai(response, provider_name="openai")
         if state == "grace":
             return _without_tool_calls(answer)

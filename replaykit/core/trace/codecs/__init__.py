@@ -33,6 +33,7 @@ __all__ = [
     "encode_llm_request",
     "encode_request",
     "encode_response",
+    "translate_request",
 ]
 
 #: API name (``LLMRequest.api``) -> codec module. "anthropic" is accepted as an alias.
@@ -50,8 +51,7 @@ def codec(api: str) -> ModuleType:
     """The codec module of ``api`` (raises CodecError for an unknown API)."""
     name = APIS.get(api)
     if name is None:
-        raise CodecError(f"unknown provider API {api!r} (known: openai-chat, openai-responses, anthropic-messages, "
-                         "google-gemini, bedrock-converse)")
+        raise CodecError(f"unknown provider API {api!r} (known: {', '.join(k for k in APIS if k != 'anthropic')})")
     return importlib.import_module(name)
 
 
@@ -74,6 +74,25 @@ def encode_llm_request(request: LLMRequest, messages: Sequence[Message], tools: 
     if request.model is not None:
         params.setdefault("model", request.model)
     return encode_request(api or request.api, messages, tools, params)
+
+
+def translate_request(api: str, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                      params: dict[str, Any] | None, source: str) -> Encoded:
+    """The body of a request recorded on API ``source``, sent on API ``api``: the history made legal
+    for ``api`` (``conform.conform``), the parameters moved to ``api``'s keys
+    (``conform.translate_params``; ``model`` passes through), then ``api``'s own encoder. Every change
+    and every drop is in ``Encoded.losses`` (the conform losses first). For ``source == api`` use
+    ``encode_request``: a same-API body is sent as recorded."""
+    from replaykit.core.trace.codecs.conform import conform, translate_params
+
+    fitted = conform(messages, tools, api)
+    rest = dict(params or {})
+    model = rest.pop("model", None)
+    moved, param_losses = translate_params(source, api, rest)
+    if model is not None:
+        moved = {"model": model, **moved}
+    encoded = encode_request(api, fitted.messages, fitted.tools, moved)
+    return Encoded(body=encoded.body, losses=[*fitted.losses, *param_losses, *encoded.losses])
 
 
 def decode_response(api: str, body: Any) -> LLMResponse:
