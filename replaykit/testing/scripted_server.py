@@ -351,9 +351,13 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def _stream(self, frames: Iterator[str] | Iterator[str | bytes], reply: Reply,
                     content_type: str = "text/event-stream") -> None:
-            # A stream without a length: the connection closes at the end of the stream.
+            # A stream without a length: the connection closes at the end of the stream. Bedrock's
+            # event stream goes chunked, as AWS sends it (botocore reads it chunk by chunk).
+            chunked = content_type == "application/vnd.amazon.eventstream"
             self.send_response(200)
             self.send_header("Content-Type", content_type)
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
@@ -370,7 +374,11 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         return
                     if reply.frame_gap > 0 and n > 0:
                         server._stop.wait(reply.frame_gap)
-                    self.wfile.write(frame.encode() if isinstance(frame, str) else frame)
+                    data = frame.encode() if isinstance(frame, str) else frame
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                    self.wfile.flush()
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 return

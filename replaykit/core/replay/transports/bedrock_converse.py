@@ -17,7 +17,9 @@ botocore as ``EventStreamError`` while iterating (classified by its code in ``re
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -67,6 +69,16 @@ class Events:
             yield to_json(event)
 
     def close(self) -> None:
+        # A stalled stream's reader thread holds the response's buffer lock inside a blocking read, so a
+        # plain close would wait for the read to end (up to the read timeout): shutting the socket down
+        # first ends that read at once.
+        raw = getattr(self.stream, "_raw_stream", None)  # urllib3's response
+        sock = getattr(getattr(raw, "connection", None), "sock", None)
+        if sock is None:  # a response that closes its connection keeps the socket only in its file
+            sock = getattr(getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         self.stream.close()
 
 

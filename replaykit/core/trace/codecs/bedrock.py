@@ -271,8 +271,8 @@ def encode_tools(tools: Sequence[ToolSpec], losses: list[str]) -> list[JSONDict]
             losses.append(f"tools[{index}]: provider-specific tool {spec.name!r} dropped (no Bedrock equivalent)")
             continue
         body: JSONDict = {**(hint.get("extra") or {}), "name": spec.name}
-        if spec.description is not None:
-            body["description"] = spec.description
+        if spec.description is not None and (spec.description or hint):
+            body["description"] = spec.description  # Converse refuses an empty description: none is sent
         body["inputSchema"] = {"json": spec.parameters if spec.parameters is not None
                                else {"type": "object", "properties": {}}}
         out.append({"toolSpec": body})
@@ -345,6 +345,9 @@ def encode_request(messages: Sequence[Message], tools: Sequence[ToolSpec] | None
         # tool-use ids (1-64 of [A-Za-z0-9_-]) and duplicate results are made legal before encoding,
         # once for every API: codecs/conform.py.
         out.append({"role": role, "content": blocks})
+    if not out:
+        raise CodecError("nothing to send: Bedrock Converse needs at least one user message and the request "
+                         "holds none (only a system prompt, or nothing)")
     if system:
         body["system"] = system
     body["messages"] = out
@@ -353,7 +356,20 @@ def encode_request(messages: Sequence[Message], tools: Sequence[ToolSpec] | None
         encoded = encode_tools(tools, enc.losses)
         if encoded or config:
             body["toolConfig"] = {**config, "tools": encoded}
+    if "toolConfig" not in body:
+        declared = _declare_used_tools(messages)
+        if declared:
+            # Converse refuses toolUse / toolResult blocks without a toolConfig: the tools the history
+            # calls are declared, with an open schema (the recording did not say theirs).
+            body["toolConfig"] = {"tools": declared}
+            enc.losses.append(f"toolConfig declared for the tools the history calls ({', '.join(t['toolSpec']['name'] for t in declared)}): "
+                              "Bedrock requires one; the recorded request offered no tools")
     return Encoded(body=body, losses=enc.losses)
+
+
+def _declare_used_tools(messages: Sequence[Message]) -> list[JSONDict]:
+    names = dict.fromkeys(c.name for m in messages for c in m.tool_calls)
+    return [{"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object"}}}} for name in names]
 
 
 # --------------------------------------------------------------------------------------- responses

@@ -461,6 +461,9 @@ def encode_request(messages: Sequence[Message], tools: Sequence[ToolSpec] | None
         contents.append({"role": role, "parts": parts})
         foreign.add(len(contents) - 1)
     _skip_signatures(contents, foreign)
+    if not contents:
+        raise CodecError("nothing to send: Gemini needs at least one user turn in contents and the request "
+                         "holds none (only a system prompt, or nothing)")
     if system:
         system_value = _encode_system(system, enc)
         body["systemInstruction"] = system_value

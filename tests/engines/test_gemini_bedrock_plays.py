@@ -1,0 +1,272 @@
+"""Live plays on Google Gemini and AWS Bedrock Converse: every Hermes fixture and the real-world recordings
+with tool calls, from step 0 and from a middle step, through the real SDKs (google-genai, boto3) to the
+scripted server, which validates every request against the API's rules. Faults, credentials, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
+from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.ir import Provenance
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
+from replaykit.engines import play
+from replaykit.testing.script import Reply, ScriptRequest, ToolCall, fail_first, fault, sequence_policy
+from replaykit.testing.scripted_server import ScriptedServer
+
+pytest.importorskip("google.genai")
+pytest.importorskip("boto3")
+
+ROOT = Path(__file__).resolve().parents[2]
+HERMES = sorted(p for p in (ROOT / "tests" / "fixtures" / "hermes").glob("*.jsonl"))
+DATA = next((d / "shared" / "realworld" / "data" for d in ROOT.parents
+             if (d / "shared" / "realworld" / "data" / "MANIFEST.json").is_file()), None)
+MODELS = {"google-gemini": "gemini-3-pro-preview", "bedrock-converse": "anthropic.claude-sonnet-4-20250514-v1:0"}
+KEYS = {"RK_TEST_GEMINI_KEY": "gemini-key-must-not-leak", "AWS_ACCESS_KEY_ID": "AKIDREPLAYKITTEST",
+        "AWS_SECRET_ACCESS_KEY": "aws-secret-must-not-leak", "AWS_REGION": "us-east-1"}
+
+
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in KEYS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+
+
+@cache
+def _realworld() -> dict[str, Run]:
+    """The real-world provider logs and trajectories with tool calls (read where they lie)."""
+    if DATA is None:
+        return {}
+    from replaykit.adapters import import_file
+
+    entries = json.loads((DATA / "MANIFEST.json").read_text())["files"]
+    out: dict[str, Run] = {}
+    for entry in entries:
+        if entry["expect"] != "import" or entry["format"] not in ("openai-chat", "openai-responses", "anthropic",
+                                                                  "hermes-trajectory"):
+            continue
+        for n, imported in enumerate(import_file(DATA / entry["path"], entry["format"])[:2]):
+            run = Run(imported.header, imported.events)
+            if any(call.response.message.tool_calls for call in run.llm_calls()):
+                out[f"{entry['path']}#{n}"] = run
+    return out
+
+
+def _recording(name: str) -> Run:
+    if name.startswith("hermes/"):
+        return Run.load(ROOT / "tests" / "fixtures" / "hermes" / name.removeprefix("hermes/"))
+    return _realworld()[name]
+
+
+RECORDINGS = [f"hermes/{p.name}" for p in HERMES if not p.name.endswith(".requests.json")]
+
+
+def _middle(run: Run) -> int:
+    """The step of the middle LLM call (a cut with a served prefix and a live continuation)."""
+    calls = [i for i, step in enumerate(run.steps) if step.event.kind == "llm_call"]
+    return calls[len(calls) // 2]
+
+
+def _answer(req: ScriptRequest) -> Reply:
+    """One tool call while the turn has none answered yet (when tools are offered), then a final text."""
+    if req.has_tools and req.tool_results_since_user == 0 and req.index % 2 == 0:
+        return Reply(tool_calls=(ToolCall(req.tool_names[0], {}),))
+    return Reply(text="Done on the native API.")
+
+
+def _options(store: RunStore, srv: ScriptedServer, api: str, cut: int, **kw: Any) -> PlayOptions:
+    kw.setdefault("stale_timeout", 5.0)
+    return PlayOptions(base_url=srv.root_url, model=MODELS[api], api=api, api_key_env="RK_TEST_GEMINI_KEY",
+                       store=store, cut=cut, extra={"retry_base_delay": 0.01, "retry_max_delay": 0.05}, **kw)
+
+
+def _expressible(run: Run, cut: int) -> bool:
+    """Gemini and Bedrock need a user turn: a first live request of no message at all (two OpenInference
+    logs begin so) cannot be expressed on them."""
+    first = next(s.event for s in run.steps[cut:] if s.event.kind == "llm_call")
+    return any(m.role not in ("system", "developer") for m in run.request_messages(first))
+
+
+def _check_play(run: Run, api: str, cut: int, tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "store")
+    store.write_run(run.header, list(run.events))
+    with ScriptedServer(_answer) as srv:
+        if not _expressible(run, cut):
+            with pytest.raises(ReplaykitError, match=r"nothing to send: .* needs at least one user") as caught:
+                play(store.load(run.run_id), "openai", _options(store, srv, api, cut))
+            assert "\n" not in str(caught.value) and srv.llm_requests == []
+            return
+        result = play(store.load(run.run_id), "openai", _options(store, srv, api, cut))
+        requests = srv.llm_requests
+    assert requests, "the play went live but sent nothing"
+    assert [r.violations for r in requests if r.violations] == []  # every request legal for the API
+    assert len(requests) == result.counters.provider_calls
+    new = store.load(result.run_id)
+    # Everything before the cut is served from the record; the first model call from the cut on is live.
+    assert all(s.event.provenance == Provenance.SERVED for s in new.steps[:cut])
+    first_llm = next(s.event for s in new.steps[cut:] if s.event.kind == "llm_call")
+    assert first_llm.provenance == Provenance.LIVE
+    live = [s.event for s in new.steps if s.event.kind == "llm_call" and s.event.provenance == Provenance.LIVE]
+    for event in live:
+        wire = (event.request.provider_details or {})["replaykit"]["wire"]
+        assert wire["api"] == api and event.request.api == api
+        if wire.get("from") not in (None, api):
+            assert isinstance(wire.get("losses", []), list)
+    # The live step records the request as sent: re-encoded, it is the body the server got.
+    from replaykit.core.trace import codecs
+
+    first = live[0]
+    body = codecs.encode_llm_request(first.request, new.request_messages(first), new.request_tools(first.request)).body
+    sent = dict(requests[0].body)
+    assert {k: v for k, v in body.items() if k != "model"} == sent
+    diff = diff_runs(run, new)
+    assert diff is not None
+    text = "\n".join(p.read_text(errors="replace") for p in (tmp_path / "store").rglob("*") if p.is_file())
+    assert KEYS["RK_TEST_GEMINI_KEY"] not in text and KEYS["AWS_SECRET_ACCESS_KEY"] not in text
+
+
+#: the quick representatives of the middle-step column (every other middle cell is marked slow)
+QUICK_MIDDLE = {"hermes/parallel_tools.jsonl", "hermes/anthropic_messages.jsonl", "hermes/codex_responses.jsonl"}
+
+
+def _hermes_cells() -> list[Any]:
+    return [pytest.param(recording, api, where, id=f"{where}-{recording}-{api}",
+                         marks=[] if where == "start" or recording in QUICK_MIDDLE else [pytest.mark.slow])
+            for recording in RECORDINGS for api in sorted(MODELS) for where in ("start", "middle")]
+
+
+@pytest.mark.parametrize(("recording", "api", "where"), _hermes_cells())
+def test_hermes_fixtures_play_live_on_native_api(recording: str, api: str, where: str, tmp_path: Path) -> None:
+    run = _recording(recording)
+    _check_play(run, api, 0 if where == "start" else _middle(run), tmp_path)
+
+
+def _realworld_cells() -> list[Any]:
+    names = sorted(_realworld())
+    return [pytest.param(name, api, where, id=f"{api}-{where}-{name}",
+                         marks=[] if n < 2 else [pytest.mark.slow])
+            for n, name in enumerate(names) for api in sorted(MODELS) for where in ("start", "middle")]
+
+
+@pytest.mark.parametrize(("recording", "api", "where"), _realworld_cells())
+def test_realworld_recordings_play_live_on_native_api(recording: str, api: str, where: str, tmp_path: Path) -> None:
+    run = _recording(recording)
+    _check_play(run, api, 0 if where == "start" else _middle(run), tmp_path)
+
+
+@pytest.mark.parametrize("api", sorted(MODELS))
+@pytest.mark.parametrize("kind", ["429", "500", "503", "stall", "stream_error"])
+def test_faults_are_retried_and_recorded(api: str, kind: str, tmp_path: Path) -> None:
+    run = Run.load(ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl")
+    store = RunStore(tmp_path / "store")
+    store.write_run(run.header, list(run.events))
+    # The failed attempt had started an answer: a stall or an in-stream error cuts it after one chunk.
+    policy = fail_first(1, sequence_policy([], "Recovered."), kind, retry_after=0.05, stall_seconds=5,
+                        stall_after_chunks=1, text="An answer that never finishes.")
+    with ScriptedServer(policy) as srv:
+        result = play(store.load(run.run_id), "openai", _options(store, srv, api, 0, stale_timeout=0.5))
+        requests = srv.llm_requests
+    assert len(requests) >= 2 and result.counters.provider_calls == len(requests)
+    new = store.load(result.run_id)
+    errors = [e for e in new.events if e.kind == "error"]
+    expected = {"429": "rate_limit", "500": "server", "503": "server", "stall": "stale",
+                "stream_error": "rate_limit" if api == "bedrock-converse" else "server"}[kind]
+    assert errors and errors[0].error_type == expected and errors[0].retryable
+    assert new.final_answer == "Recovered."
+
+
+def test_rate_limit_wait_honours_the_provider_hint(tmp_path: Path) -> None:
+    """Gemini sends its wait in a RetryInfo detail (``retryDelay``); Bedrock in Retry-After."""
+    from replaykit.core.replay.resilience import classify
+
+    genai_errors = pytest.importorskip("google.genai.errors")
+    error = genai_errors.ClientError(429, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "quota",
+                                                     "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                                                  "retryDelay": "7s"}]}})
+    named = classify(error)
+    assert named.kind == "rate_limit" and named.retry_after == 7.0
+
+
+def test_a_missing_extra_is_one_line_naming_it() -> None:
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["google.genai"] = None
+        sys.modules["boto3"] = None
+        from replaykit.core.replay.wire_apis import WIRE_APIS, Endpoint, open_transport
+        for api in ("google-gemini", "bedrock-converse"):
+            try:
+                open_transport(WIRE_APIS[api], Endpoint(api, "http://127.0.0.1:9"))
+            except Exception as exc:
+                print(type(exc).__name__, "|", exc)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True).stdout.splitlines()
+    assert len(out) == 2 and all(line.startswith("MissingExtra |") for line in out)
+    assert "replaykit[google]" in out[0] and "replaykit[bedrock]" in out[1]
+    assert MissingExtra is not None
+
+
+def test_bedrock_reads_no_aws_file_and_signs_with_the_environment_keys(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("[default]\naws_access_key_id = AKIAFROMFILE\n"
+                                               "aws_secret_access_key = from-file\n[foo]\naws_access_key_id = X\n")
+    (home / ".aws" / "config").write_text("[default]\nregion = eu-west-3\n[profile foo]\nregion = ap-south-1\n")
+    code = textwrap.dedent("""
+        import json, sys
+        opened = []
+        sys.addaudithook(lambda ev, args: opened.append(str(args[0])) if ev == "open" and ".aws" in str(args[0]) else None)
+        from replaykit.core.replay.play import PlayOptions
+        from replaykit.core.replay.wire_apis import WIRE_APIS, Endpoint, open_transport
+        creds = PlayOptions(api="bedrock-converse", model="m").aws_env()
+        transport = open_transport(WIRE_APIS["bedrock-converse"], Endpoint("bedrock-converse", "http://127.0.0.1:9",
+                                                                          credentials=creds))
+        signer = transport.client._request_signer
+        print(json.dumps({"opened": opened, "key": signer._credentials.access_key, "region": transport.client.meta.region_name}))
+    """)
+    env = {**os.environ, "HOME": str(home), "AWS_PROFILE": "foo", "AWS_CONFIG_FILE": str(home / ".aws" / "config"),
+           "AWS_SHARED_CREDENTIALS_FILE": str(home / ".aws" / "credentials"), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen == {"opened": [], "key": KEYS["AWS_ACCESS_KEY_ID"], "region": "us-east-1"}
+
+
+def test_missing_aws_variables_are_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    with pytest.raises(BadInput, match="AWS_SECRET_ACCESS_KEY not set"):
+        PlayOptions(api="bedrock-converse", model="m").aws_env()
+
+
+@pytest.mark.parametrize("api", sorted(MODELS))
+def test_a_stalled_stream_is_closed_at_once(api: str) -> None:
+    """The stale guard gives up on a silent stream; closing it must not wait for the read to time out."""
+    import time
+
+    from replaykit.core.replay.resilience import StaleStream, stale_guard
+    from replaykit.core.replay.wire_apis import WIRE_APIS, Endpoint, open_transport
+
+    creds = {"aws_access_key_id": "AKIDX", "aws_secret_access_key": "s", "region_name": "us-east-1"}
+    body = ({"model": MODELS[api], "contents": [{"role": "user", "parts": [{"text": "hi"}]}]} if api == "google-gemini"
+            else {"model": MODELS[api], "messages": [{"role": "user", "content": [{"text": "hi"}]}]})
+    with ScriptedServer([fault("stall", stall_seconds=20, stall_after_chunks=1, text="one two three four")]) as srv:
+        transport = open_transport(WIRE_APIS[api], Endpoint(api, srv.root_url, api_key="k", credentials=creds))
+        stream = transport.open_stream(body)
+        got = []
+        with pytest.raises(StaleStream):
+            got.extend(stale_guard(stream, 0.5))
+        started = time.monotonic()
+        stream.close()
+        assert time.monotonic() - started < 2.0
+    assert len(got) == 1  # the chunk sent before the stall arrived at once
