@@ -56,6 +56,24 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
 
 
+#: the --api names (checked by ``core/replay/wire_apis.py`` when the options are built: one-line error)
+WIRE_API_NAMES = "openai-chat|openai-responses|anthropic-messages|google-gemini|bedrock-converse"
+
+
+def add_wire_options(parser: argparse.ArgumentParser, *, required_note: str = "required unless --offline") -> None:
+    """``--base-url``, ``--model`` and ``--api``: where live calls go and which wire API they speak."""
+    parser.add_argument("--base-url", metavar="URL", default=None,
+                        help="endpoint of live calls: a gateway, a local server or a test server; optional for a "
+                             "native provider chosen by --api or a provider:model string (its SDK's default host)")
+    parser.add_argument("--model", metavar="NAME", default=None,
+                        help=f"model name ({required_note}); PROVIDER:NAME (openai:, anthropic:, google:, bedrock:, "
+                             "or an API name such as openai-responses:) also selects the API")
+    parser.add_argument("--api", metavar=WIRE_API_NAMES, default=None,
+                        help="wire API of live calls, through the provider's own SDK (default: from the model's "
+                             "provider: prefix, else openai-chat); a run recorded on another API is translated, "
+                             "every loss recorded on its step")
+
+
 def add_stream_timing(parser: argparse.ArgumentParser) -> None:
     # checked by the handler (``stream_timing``): the codecs are not imported to build the parser
     parser.add_argument("--stream-timing", metavar="fast|recorded", default="fast",

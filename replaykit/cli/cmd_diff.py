@@ -97,6 +97,9 @@ def _print_text(result: Any) -> None:
                 line("  " + describe_change(change))
     for note in result.notes:
         line(f"{note['kind']} in run {note['run'].upper()} at step {note['step']}: {note['reason']}", "yellow")
+    if result.losses:
+        line(f"translation losses (cross-API live steps): A {result.losses_a}, B {result.losses_b} "
+             "(replaykit inspect RUN --step N lists them)", "yellow")
     line(f"{len(result.differences)} difference(s)")
 
 

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from replaykit.cli._common import add_json, add_store, open_store, print_json
+from replaykit.cli._common import WIRE_API_NAMES, add_json, add_store, open_store, print_json
 from replaykit.engines import ENGINES
 
 
@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that plays each run")
     parser.add_argument("--base-url", metavar="URL", default=None, help="the candidate's OpenAI-compatible endpoint")
     parser.add_argument("--model", metavar="NAME", default=None, help="the candidate model at that endpoint")
+    parser.add_argument("--api", metavar=WIRE_API_NAMES, default=None,
+                        help="wire API of the candidate's calls (as for play; --base-url optional for a native provider)")
     parser.add_argument("--api-key-env", metavar="VAR", default=None,
                         help="name of the environment variable holding the API key (never written anywhere)")
     parser.add_argument("--offline", action="store_true", help=argparse.SUPPRESS)  # refused: an eval needs a candidate
@@ -63,13 +65,14 @@ def handle(args: argparse.Namespace) -> int:
 
     if args.offline:
         raise BadInput("eval plays a candidate model: --offline does not apply (give --base-url and --model)")
-    if args.base_url is None or args.model is None:
-        raise BadInput("eval needs --base-url URL and --model NAME (the candidate)")
+    if args.model is None:
+        raise BadInput("eval needs --model NAME (the candidate) and --base-url URL unless --api selects a native provider")
     if not args.runs and not args.all_runs:
         raise BadInput("give RUNs or --all")
     store = open_store(args)
     report = evaluate(args.runs, all_runs=args.all_runs, filter=args.filter, engine=args.engine,
-                      base_url=args.base_url, model=args.model, out=args.out, api_key_env=args.api_key_env,
+                      base_url=args.base_url or "", model=args.model, api=args.api, out=args.out,
+                      api_key_env=args.api_key_env,
                       at=args.at, workers=args.workers, cluster=args.cluster, max_concurrency=args.max_concurrency,
                       max_cost=args.max_cost, max_calls=args.max_calls, stale_timeout=args.stale_timeout,
                       fail_below=args.fail_below, max_regressed=args.max_regressed, scorer=args.scorer,

@@ -156,6 +156,12 @@ def _show_step(run: Any, index: int, *, as_json: bool) -> int:
                    f"({request['new_messages']} new) · tools {', '.join(request['tools']) or 'none'}"))
     if request["params"]:
         out.print(Text("params " + json.dumps(request["params"], ensure_ascii=False, sort_keys=True)))
+    wire = request.get("wire") or {}
+    if wire.get("from"):
+        out.print(Text(f"sent live on {wire['api']}, translated from the recording's {wire['from']}: "
+                       f"{len(request['translation_losses'])} translation loss(es)", style="yellow"))
+    for loss in request.get("translation_losses") or []:
+        out.print(Text("lost in translation: " + loss, style="yellow"))
     provider = request["provider_messages"]
     if provider is not None:
         out.print(Text(f"request messages as the provider received them ({detail['api']})", style="bold"))

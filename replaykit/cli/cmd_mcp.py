@@ -1,4 +1,4 @@
-"""replaykit mcp [--store DIR] [--allow-live --base-url URL --model NAME --api-key-env VAR] [--http [--port P]]:
+"""replaykit mcp [--store DIR] [--allow-live [--base-url URL] --model NAME [--api A] --api-key-env VAR] [--http [--port P]]:
 an MCP server over the run store for coding agents (stdio by default). Needs the ``mcp`` extra.
 
 Live plays are off unless the operator starts the server with ``--allow-live``; the endpoint, model and
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from replaykit.cli._common import add_store, open_store
+from replaykit.cli._common import add_store, add_wire_options, open_store
 
 if TYPE_CHECKING:
     from replaykit.mcp.tools import LiveEndpoint
@@ -21,8 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser = subparsers.add_parser("mcp", help="MCP server for coding agents (stdio; --http on 127.0.0.1)")
     parser.add_argument("--allow-live", action="store_true",
                         help="let play_run go live against --base-url (default: offline plays only)")
-    parser.add_argument("--base-url", metavar="URL", default=None, help="OpenAI-compatible endpoint for live plays")
-    parser.add_argument("--model", metavar="NAME", default=None, help="model name at that endpoint")
+    add_wire_options(parser, required_note="with --allow-live")
     parser.add_argument("--api-key-env", metavar="VAR", default=None,
                         help="name of the environment variable holding the API key (never sent to the client)")
     parser.add_argument("--http", action="store_true",
@@ -38,18 +37,19 @@ def live_endpoint(args: argparse.Namespace) -> LiveEndpoint | None:
     from replaykit.core.replay.play import PlayOptions
     from replaykit.mcp.tools import LiveEndpoint
 
-    given = [flag for flag, value in (("--base-url", args.base_url), ("--model", args.model),
+    given = [flag for flag, value in (("--base-url", args.base_url), ("--model", args.model), ("--api", args.api),
                                       ("--api-key-env", args.api_key_env)) if value is not None]
     if not args.allow_live:
         if given:
             raise BadInput(f"{', '.join(given)} configure live plays: add --allow-live (or drop them)")
         return None
-    if args.base_url is None or args.model is None:
-        raise BadInput("--allow-live needs --base-url URL and --model NAME")
-    options = PlayOptions(base_url=args.base_url, model=args.model, api_key_env=args.api_key_env)
+    if args.model is None:
+        raise BadInput("--allow-live needs --model NAME (and --base-url URL unless --api selects a native provider)")
+    options = PlayOptions(base_url=args.base_url or "", model=args.model, api_key_env=args.api_key_env, api=args.api)
+    options.wire()  # API, model and endpoint resolved now: a one-line error, not at the first play
     options.safe_base_url()
     options.api_key()  # a named but unset variable is a one-line error now, not at the first play
-    return LiveEndpoint(base_url=args.base_url, model=args.model, api_key_env=args.api_key_env)
+    return LiveEndpoint(base_url=args.base_url or "", model=args.model, api_key_env=args.api_key_env, api=args.api)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from replaykit.cli._common import (
     add_json,
     add_store,
     add_stream_timing,
+    add_wire_options,
     load_run,
     open_store,
     print_json,
@@ -23,10 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("play", help="serve the recorded prefix, then run live from the cut")
     parser.add_argument("run", metavar="RUN", help="run id in the store, or path to a trace file")
     parser.add_argument("--engine", required=True, choices=sorted(ENGINES), help="engine that runs live")
-    parser.add_argument("--base-url", metavar="URL", default=None,
-                        help="OpenAI-compatible endpoint (required unless --offline)")
-    parser.add_argument("--model", metavar="NAME", default=None,
-                        help="model name at that endpoint (required unless --offline)")
+    add_wire_options(parser)
     parser.add_argument("--offline", action="store_true",
                         help="serve every step from the record: no endpoint, no key, 0 provider calls, "
                              "0 tool executions; a request past the record's end gets a synthetic answer")
@@ -60,12 +58,13 @@ def handle(args: argparse.Namespace) -> int:
         raise BadInput("--stale-timeout must be a positive number of seconds")
     if args.max_iterations < 1:
         raise BadInput("--max-iterations must be at least 1")
-    if args.offline and (args.base_url is not None or args.api_key_env is not None):
-        raise BadInput("--offline calls no endpoint: drop --base-url / --api-key-env (or drop --offline)")
+    if args.offline and (args.base_url is not None or args.api_key_env is not None or args.api is not None):
+        raise BadInput("--offline calls no endpoint: drop --base-url / --api / --api-key-env (or drop --offline)")
     if args.offline and args.at is not None:
         raise BadInput("--offline serves every step: --at does not apply")
-    if not args.offline and (args.base_url is None or args.model is None):
-        raise BadInput("play needs --base-url URL and --model NAME (or --offline to serve the whole record)")
+    if not args.offline and args.model is None:
+        raise BadInput("play needs --model NAME (and --base-url URL unless --api or a provider:model string "
+                       "selects a native provider), or --offline to serve the whole record")
     extra: dict[str, Any] = {}
     if args.tools_module is not None:
         able = sorted(name for name, info in ENGINES.items() if info.tools_module)
@@ -77,10 +76,13 @@ def handle(args: argparse.Namespace) -> int:
             raise BadInput(f"--tools-module {args.tools_module}: no such file")
         extra["tools_module"] = args.tools_module
     run = load_run(args)
-    options = PlayOptions(base_url=args.base_url or "", model=args.model or "", api_key_env=args.api_key_env,
+    options = PlayOptions(base_url=args.base_url or "", model=args.model or "", api=args.api,
+                          api_key_env=args.api_key_env,
                           allow_destructive=args.allow_destructive, stale_timeout=args.stale_timeout,
                           store=open_store(args), cut=args.at, serve_only=args.offline,
                           max_iterations=args.max_iterations, extra=extra, stream_timing=timing)
+    if not args.offline:
+        options.wire()  # API, model and endpoint resolved (one-line errors) before anything starts
     options.safe_base_url()  # validate before anything starts
     options.api_key()  # a named but unset variable is a one-line error before any work
     result = play(run, args.engine, options)

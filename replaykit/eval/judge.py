@@ -117,6 +117,7 @@ def _play_candidate(run: Run, cut: int, turn: int | None, store: RunStore,
     extra = {**dict(options.get("play_extra") or {}), **({"endpoint_limiter": limiter} if limiter else {})}
     play_options = PlayOptions(
         base_url=options["base_url"], model=options["model"], api_key_env=options.get("api_key_env"),
+        api=options.get("api"),
         allow_destructive=bool(options.get("allow_destructive")), stale_timeout=options.get("stale_timeout"),
         store=store, cut=cut, run_id=run_id, extra=extra, tags=(CANDIDATE_TAG,),
         lineage_details={"eval": options["eval_id"], **({} if turn is None else {"turn": turn})})

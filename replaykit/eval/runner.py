@@ -81,6 +81,7 @@ def evaluate(
     model: str,
     out: str | Path,
     api_key_env: str | None = None,
+    api: str | None = None,
     at: str | int = "first",
     workers: int | None = None,
     cluster: str | None = None,
@@ -112,9 +113,10 @@ def evaluate(
         raise BadInput("--fail-below is a score in [0, 1]")
     if scorer is not None and (scorer.count(":") != 1 or not all(scorer.split(":"))):
         raise BadInput(f"--scorer must be MODULE:FUNCTION, not {scorer!r}")
-    probe = PlayOptions(base_url=base_url, model=model, api_key_env=api_key_env)
+    probe = PlayOptions(base_url=base_url, model=model, api_key_env=api_key_env, api=api)
     if not model:
         raise BadInput("eval needs --model NAME (the candidate)")
+    wire = probe.wire()  # API, model name and endpoint resolved: one line when incomplete
     safe_url = probe.safe_base_url()
     probe.api_key()  # a named but unset variable: one line, before any work
     store = store if isinstance(store, RunStore) else RunStore(store)
@@ -125,6 +127,7 @@ def evaluate(
     limiter_dir = (out / LIMITER).resolve()
     options: dict[str, Any] = {
         "engine": engine, "base_url": base_url, "model": model, "api_key_env": api_key_env, "at": at,
+        "api": probe.api,
         "stale_timeout": stale_timeout, "store": str(store.root.resolve()), "scorer": scorer,
         "allow_destructive": allow_destructive, "limiter": str(limiter_dir),
         "play_extra": dict(play_extra or {}),
@@ -162,7 +165,8 @@ def evaluate(
     for record in records:
         record["result"]["run_id"] = record["run_id"]
     report = EvalReport(
-        candidate={"engine": engine, "model": model, "base_url": safe_url, "at": at, "scorer": scorer},
+        candidate={"engine": engine, "model": wire.model, "base_url": safe_url, "at": at, "scorer": scorer,
+                   "api": wire.api.name},
         runs=[r["result"] for r in records],
         selected=len(sources),
         damaged=summary.damaged,

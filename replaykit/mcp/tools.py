@@ -56,6 +56,7 @@ class LiveEndpoint:
     base_url: str
     model: str
     api_key_env: str | None
+    api: str | None = None  # the wire API (``--api``); None: from the model's provider: prefix, else Chat
 
 
 class Tools:
@@ -316,7 +317,7 @@ class Tools:
                            "replaykit mcp --allow-live --base-url URL --model NAME [--api-key-env VAR]); "
                            "play offline with live=false")
         else:
-            options = PlayOptions(base_url=self.live.base_url, model=self.live.model,
+            options = PlayOptions(base_url=self.live.base_url, model=self.live.model, api=self.live.api,
                                   api_key_env=self.live.api_key_env, store=self.store, cut=at)
             options.api_key()  # a variable unset since the server started is a one-line error
         result = play(run, engine, options).to_json()

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Api = Literal["chat", "responses", "anthropic", "gemini", "bedrock"]
-FaultKind = Literal["429", "500", "503", "401", "stall", "length", "malformed", "stream_error"]
-FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "401", "stall", "length", "malformed", "stream_error")
+FaultKind = Literal["429", "500", "503", "401", "529", "stall", "length", "malformed", "stream_error"]
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "401", "529", "stall", "length", "malformed", "stream_error")
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,12 @@ class ToolCall:
 class Reply:
     """One scripted answer, or a fault to inject instead of (or part way through) it.
 
-    ``fault``: "429" (with ``retry_after`` seconds), "500", "503", "401" (HTTP errors before any body:
-    Gemini's RESOURCE_EXHAUSTED / INTERNAL / UNAVAILABLE, Bedrock's ThrottlingException /
-    InternalServerException / ServiceUnavailableException), "stream_error" (Gemini, Bedrock: an error
-    inside the stream after ``stall_after_chunks`` chunks: Gemini's ``{"error": ...}`` chunk,
-    Bedrock's ``throttlingException`` frame; other APIs answer it as a 500),
+    ``fault``: "429" (with ``retry_after`` seconds), "500", "503", "401", "529" (Anthropic's overloaded;
+    HTTP errors before any body: for Gemini RESOURCE_EXHAUSTED / INTERNAL / UNAVAILABLE, for Bedrock
+    ThrottlingException / InternalServerException / ServiceUnavailableException), "stream_error" (a 200
+    stream that sends ``stall_after_chunks`` frames, then the API's in-stream error: Anthropic
+    ``overloaded_error``, a Chat ``error`` chunk, a Responses ``error`` event, a Gemini ``{"error": ...}``
+    chunk, a Bedrock ``throttlingException`` frame),
     "stall" (headers and ``stall_after_chunks`` stream chunks, then ``stall_seconds`` of silence, then the
     connection is closed), "length" (the answer is cut and finish_reason is "length"), "malformed"
     (a body that is not valid JSON). ``frame_gap``: seconds between the frames of a streamed answer

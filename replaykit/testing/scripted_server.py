@@ -1,9 +1,9 @@
 """A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses,
 Anthropic Messages (JSON and SSE), Google Gemini (``/v1beta/models/M:generateContent`` and
 ``:streamGenerateContent?alt=sse``) and AWS Bedrock Converse (``/model/M/converse`` and ``/converse-stream``,
-binary event-stream frames), with fault injection and a thread-safe log of every request. Gemini and
-Bedrock requests are checked against their API's rules (``testing/validate.py``): a broken rule is
-answered with the provider's 400 and kept in ``RecordedRequest.violations``.
+binary event-stream frames), with fault injection and a thread-safe log of every request. Every request
+is checked against its API's rules (``testing/validate.py``): the broken rules are kept in
+``RecordedRequest.violations`` and, with ``strict=True``, answered with the provider's 400.
 
 Stdlib only, so it runs in any venv and in subprocesses::
 
@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from replaykit.testing import eventstream, validate, wire, wire_bedrock, wire_gemini
+from replaykit.testing import eventstream, wire, wire_bedrock, wire_gemini
 from replaykit.testing.script import (
     Api,
     Policy,
@@ -52,6 +52,7 @@ from replaykit.testing.script import (
     summarize,
     text,
 )
+from replaykit.testing.validate import check_request
 
 # Headers that carry credentials are never logged.
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie",
@@ -84,7 +85,7 @@ class RecordedRequest:
     index: int | None  # position among LLM requests; None for non-LLM requests
     reply: Reply | None = None
     received_at: float = field(default_factory=time.time)
-    violations: tuple[str, ...] = ()  # the API rules the body broke (Gemini, Bedrock; answered with a 400)
+    violations: tuple[str, ...] = ()  # the API's rules the body broke (``replaykit.testing.validate``)
 
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
@@ -94,8 +95,11 @@ class ScriptedServer:
     """Serve scripted replies on 127.0.0.1 at an OS-picked port (or ``port``)."""
 
     def __init__(self, script: Script | None = None, *, model: str = "scripted-model", port: int = 0,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", strict: bool = False) -> None:
         self.policy: Policy = as_policy(script)
+        # strict: a body that breaks its API's rules is answered 400, as the provider would; either way
+        # the broken rules are on the request's record (``violations``)
+        self.strict = strict
         self.model = model
         self._lock = threading.Lock()
         self._log: list[RecordedRequest] = []
@@ -154,6 +158,11 @@ class ScriptedServer:
     def clear(self) -> None:
         with self._lock:
             self._log.clear()
+
+    @property
+    def violations(self) -> list[tuple[int | None, str]]:
+        """Every broken rule of every LLM request so far: (request index, rule)."""
+        return [(r.index, v) for r in self.llm_requests for v in r.violations]
 
     def _record(self, method: str, path: str, headers: Mapping[str, str], body: Any, api: Api | None,
                 violations: Sequence[str] = ()) -> tuple[int | None, RecordedRequest]:
@@ -223,12 +232,16 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._native(path, body, ok, *native)
                 return
             api = _ROUTES.get(path)
-            index, rec = server._record("POST", path, dict(self.headers), body, api)
+            violations = check_request(api, body) if api is not None and ok and isinstance(body, dict) else []
+            index, rec = server._record("POST", path, dict(self.headers), body, api, violations)
             if api is None or index is None:
                 self._send_json(404, {"error": {"message": f"not found: {path}", "type": "not_found"}})
                 return
             if not ok or not isinstance(body, dict):
                 self._send_json(400, wire.error_body(api, 400, "request body is not a JSON object"))
+                return
+            if violations and server.strict:
+                self._send_json(400, wire.error_body(api, 400, "; ".join(violations)[:2000]))
                 return
             req = summarize(api, body, index)
             try:
@@ -241,9 +254,9 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         # -- Gemini and Bedrock
         def _native(self, path: str, body: Any, ok: bool, api: Api, model: str, stream: bool) -> None:
-            found = validate.violations(api, body, model) if ok else ["request body is not JSON"]
+            found = check_request(api, body, model) if ok else ["request body is not JSON"]
             index, rec = server._record("POST", path, dict(self.headers), body, api, found)
-            if found:
+            if not ok or not isinstance(body, dict) or (found and server.strict):
                 self._native_error(api, 400, "; ".join(found)[:2000])
                 return
             assert index is not None
@@ -280,14 +293,15 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         wire_gemini.error_body(503, "scripted in-stream error")) + "\r\n\r\n")
                 if reply.fault == "malformed":
                     frames = _then_error(frames, 1, 'data: {"candidates": [{"content": \r\n\r\n')
-                self._stream(frames, reply if reply.fault != "malformed" else Reply(), "text/event-stream")
+                self._stream(frames, Reply() if reply.fault in ("malformed", "stream_error") else reply, api)
                 return
             corrupt = 1 if reply.fault == "malformed" else None
             frames = wire_bedrock.converse_stream(answer, corrupt_at=corrupt)
             if reply.fault == "stream_error":
                 frames = _then_error(frames, reply.stall_after_chunks, eventstream.exception(
                     "throttlingException", "scripted: too many requests, please wait before trying again"))
-            self._stream(frames, reply if reply.fault != "malformed" else Reply(), "application/vnd.amazon.eventstream")
+            self._stream(frames, Reply() if reply.fault in ("malformed", "stream_error") else reply, api,
+                         "application/vnd.amazon.eventstream")
 
         def _native_error(self, api: Api, status: int, message: str, retry_after: float | None = None) -> None:
             extra = {"Retry-After": f"{retry_after:g}"} if status == 429 and retry_after is not None else {}
@@ -298,9 +312,9 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         # -- answering
         def _answer(self, api: Api, stream: bool, body: dict[str, Any], reply: Reply, req: Any) -> None:
-            if reply.fault in ("429", "500", "401"):
+            if reply.fault in ("429", "500", "503", "401", "529"):
                 status = int(reply.fault)
-                extra = {"Retry-After": f"{reply.retry_after:g}"} if status == 429 else {}
+                extra = {"Retry-After": f"{reply.retry_after:g}"} if status in (429, 529) else {}
                 self._send_json(status, wire.error_body(api, status, f"scripted HTTP {status}"), extra)
                 return
             model = str(body.get("model") or server.model)
@@ -329,7 +343,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 frames = wire.responses_sse(answer, model, rid, server._ids, body)
             else:
                 frames = wire.anthropic_sse(answer, model, rid)
-            self._stream(frames, reply)
+            self._stream(frames, reply, api)
 
         def _send_raw(self, status: int, data: bytes, ctype: str) -> None:
             self.send_response(status)
@@ -349,7 +363,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._stop.wait(reply.stall_seconds)
             self.close_connection = True
 
-        def _stream(self, frames: Iterator[str] | Iterator[str | bytes], reply: Reply,
+        def _stream(self, frames: Iterator[str] | Iterator[str | bytes], reply: Reply, api: Api,
                     content_type: str = "text/event-stream") -> None:
             # A stream without a length: the connection closes at the end of the stream. Bedrock's
             # event stream goes chunked, as AWS sends it (botocore reads it chunk by chunk).
@@ -364,6 +378,10 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
             try:
                 for n, frame in enumerate(frames):
+                    if reply.fault == "stream_error" and n >= reply.stall_after_chunks:
+                        self.wfile.write(wire.stream_error_frame(api).encode())
+                        self.wfile.flush()
+                        return
                     if reply.fault == "stall" and n >= reply.stall_after_chunks:
                         self.wfile.flush()
                         server._stop.wait(reply.stall_seconds)
@@ -408,9 +426,10 @@ A reply is an object with any of:
   tool_calls    a list of {"name": ..., "arguments": {...} or a raw JSON string, "id": optional}
   reasoning     reasoning text (where the API carries it)
   usage         {"input_tokens": N, "output_tokens": N} (default: counted from the text)
-  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "stall"
+  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "529", "stall"
                 (stall_after_chunks chunks, then stall_seconds of silence), "length" (cut answer),
-                "malformed" (a body that is not JSON)
+                "malformed" (a body that is not JSON), "stream_error" (an error event after
+                stall_after_chunks chunks)
 
 The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
 and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used

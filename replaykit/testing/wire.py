@@ -287,11 +287,24 @@ def anthropic_sse(a: Answer, model: str, rid: str) -> Iterator[str]:
 
 # ---------------------------------------------------------------- errors
 
+def stream_error_frame(api: Api) -> str:
+    """The API's error event inside a stream that began with 200 (an overloaded provider mid-answer)."""
+    if api == "anthropic":
+        return _data({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, event="error")
+    if api == "responses":
+        return _data({"type": "error", "code": "server_error", "message": "The server is overloaded",
+                      "param": None, "sequence_number": 99}, event="error")
+    return _data({"error": {"message": "The server is overloaded", "type": "server_error", "param": None,
+                            "code": "server_error"}})
+
+
 def error_body(api: Api, status: int, message: str) -> dict[str, Any]:
-    kinds = {429: "rate_limit_error", 500: "api_error", 401: "authentication_error"}
+    kinds = {429: "rate_limit_error", 500: "api_error", 401: "authentication_error", 529: "overloaded_error",
+             400: "invalid_request_error"}
     if api == "anthropic":
         return {"type": "error", "error": {"type": kinds.get(status, "api_error"), "message": message}}
-    oa = {429: "rate_limit_exceeded", 500: "server_error", 401: "invalid_api_key"}
+    oa = {429: "rate_limit_exceeded", 500: "server_error", 401: "invalid_api_key", 529: "server_error",
+          400: "invalid_request_error"}
     return {"error": {"message": message, "type": oa.get(status, "server_error"), "param": None,
                       "code": oa.get(status)}}
 

@@ -9,8 +9,9 @@ import struct
 
 import pytest
 
-from replaykit.testing import eventstream, validate
+from replaykit.testing import eventstream
 from replaykit.testing.scripted_server import Reply, ScriptedServer, ToolCall, calls, fault, text
+from replaykit.testing.validate import check_request
 
 genai = pytest.importorskip("google.genai")
 boto3 = pytest.importorskip("boto3")
@@ -67,7 +68,7 @@ def test_gemini_violations_are_answered_with_400_and_recorded() -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "go"}]},
                          {"role": "model", "parts": [{"functionCall": {"name": "lookup", "args": {}, "id": "c1"}}]},
                          {"role": "user", "parts": [{"text": "no answer to the call"}]}]}
-    with ScriptedServer([text("unused")]) as srv:
+    with ScriptedServer([text("unused")], strict=True) as srv:
         client = gemini_client(srv)
         with pytest.raises(genai_errors.ClientError) as caught:
             client.models.generate_content(model="gemini-3-pro", contents=body["contents"])  # type: ignore[attr-defined]
@@ -84,14 +85,14 @@ def test_gemini_rules() -> None:
                                                    {"functionCall": {"name": "g", "args": {}}}]},
                        {"role": "user", "parts": [{"functionResponse": {"name": "g", "response": {"output": "1"}}},
                                                   {"functionResponse": {"name": "f", "response": {"output": "2"}}}]}]}
-    assert validate.violations("gemini", ok, "gemini-3-pro") == []
-    assert validate.violations("gemini", ok, "gemini-2.0-flash") == []
+    assert check_request("gemini", ok, "gemini-3-pro") == []
+    assert check_request("gemini", ok, "gemini-2.0-flash") == []
     with_ids = json.loads(json.dumps(ok))
     with_ids["contents"][1]["parts"][0]["functionCall"]["id"] = "x"
-    assert any("older Gemini model" in v for v in validate.violations("gemini", with_ids, "gemini-2.5-pro"))
+    assert any("older Gemini model" in v for v in check_request("gemini", with_ids, "gemini-2.5-pro"))
     bad = {"contents": [{"role": "system", "parts": [{"text": "s"}]}], "generationConfig": {"max_tokens": 5},
            "temperature": 1}
-    found = validate.violations("gemini", bad, "gemini-3-pro")
+    found = check_request("gemini", bad, "gemini-3-pro")
     assert any("role 'system'" in v for v in found) and any("max_tokens" in v for v in found)
     assert any("unknown request field 'temperature'" in v for v in found)
 
@@ -157,7 +158,7 @@ def test_bedrock_converse_stream_through_boto3() -> None:
 def test_bedrock_violations_faults_and_stream_errors() -> None:
     script = [fault("429", retry_after=3), fault("stream_error", stall_after_chunks=2),
               fault("malformed"), fault("503")]
-    with ScriptedServer(script) as srv:
+    with ScriptedServer(script, strict=True) as srv:
         client = bedrock_client(srv)
         same_role = [{"role": "user", "content": [{"text": "a"}]}, {"role": "user", "content": [{"text": "b"}]}]
         with pytest.raises(ClientError) as caught:
@@ -188,20 +189,20 @@ def test_bedrock_rules() -> None:
                        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t-1", "name": "f", "input": {}}}]},
                        {"role": "user", "content": [{"toolResult": {"toolUseId": "t-1", "content": [{"text": "x"}]}}]}],
           "toolConfig": BEDROCK_TOOLS}
-    assert validate.violations("bedrock", ok) == []
+    assert check_request("bedrock", ok) == []
     no_config = {k: v for k, v in ok.items() if k != "toolConfig"}
-    assert any("toolConfig must be given" in v for v in validate.violations("bedrock", no_config))
+    assert any("toolConfig must be given" in v for v in check_request("bedrock", no_config))
     bad_id = json.loads(json.dumps(ok).replace("t-1", "functions.lookup:0"))
-    assert any("not 1-64 of" in v for v in validate.violations("bedrock", bad_id))
+    assert any("not 1-64 of" in v for v in check_request("bedrock", bad_id))
     twice = json.loads(json.dumps(ok))
     twice["messages"][2]["content"].append(twice["messages"][2]["content"][0])
-    assert any("a second toolResult" in v for v in validate.violations("bedrock", twice))
+    assert any("a second toolResult" in v for v in check_request("bedrock", twice))
     unanswered = json.loads(json.dumps(ok))
     unanswered["messages"][2]["content"] = [{"text": "moving on"}]
-    found = validate.violations("bedrock", unanswered)
+    found = check_request("bedrock", unanswered)
     assert any("is not answered here" in v for v in found)
     url_image = {"messages": [{"role": "user", "content": [{"image": {"format": "png", "source": {
         "s3Location": {"uri": "s3://b/k"}}}}]}]}
-    assert any("image source must be bytes" in v for v in validate.violations("bedrock", url_image))
-    assert any("blank" in v for v in validate.violations("bedrock", {"messages": [{"role": "user",
+    assert any("image source must be bytes" in v for v in check_request("bedrock", url_image))
+    assert any("blank" in v for v in check_request("bedrock", {"messages": [{"role": "user",
                                                                                    "content": [{"text": " "}]}]}))

@@ -25,6 +25,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from replaykit.core.analysis.endpoint import local_host as _is_local
+from replaykit.core.trace.wire_record import step_wire
 
 if TYPE_CHECKING:  # the IR (pydantic) is imported only where a Usage model must be built: the streaming
     # ``inspect`` prices plain JSON usage through this module without loading it
@@ -273,7 +274,9 @@ def step_cost(header: RunHeader, index: int, event: LLMCallEvent, *, price_as: s
     if provenance in NO_CALL_PROVENANCES:
         price = Price(total=ZERO, reason=None)
     else:
-        price = price_usage(model, usage, provider=header.provider, base_url=header.base_url,
+        # a live step of a play names the provider it ran on (core/trace/wire_record.py): priced there
+        provider = step_wire(event).get("provider") or header.provider
+        price = price_usage(model, usage, provider=provider, base_url=header.base_url,
                             api=event.request.api, when=call_time(header.created_at, event.t), price_as=price_as)
     return StepCost(index, event.id, provenance, model, usage, price)
 

@@ -45,6 +45,7 @@ from replaykit.core.trace.canonical import arguments_key, canonical_json, parsed
 from replaykit.core.trace.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.trace.run import Run, Step
 from replaykit.core.trace.store import RunStore
+from replaykit.core.trace.wire_record import step_losses
 
 CAUSES = ("edit", "desync", "synthetic_end", "unavailable_tool", "tool_result", "model_drift", "input")
 
@@ -83,6 +84,14 @@ class DiffResult:
     differences: list[Difference] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[dict[str, Any]] = field(default_factory=list)
+    # translation losses of each run's live steps (``core/trace/wire_record.py``): what a cross-API play
+    # could not send as recorded
+    losses_a: int = 0
+    losses_b: int = 0
+
+    @property
+    def losses(self) -> int:
+        return self.losses_a + self.losses_b
 
     @property
     def equal(self) -> bool:
@@ -111,6 +120,7 @@ class DiffResult:
             "differences": [d.to_json() for d in self.differences],
             "steps": self.rows,
             "notes": self.notes,
+            "translation_losses": {"a": self.losses_a, "b": self.losses_b},
         }
 
 
@@ -330,6 +340,8 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
     desyncs = [d for d in (_desync_from(a), _desync_from(b)) if d is not None]
     desync = min(desyncs) if desyncs else None
     result = DiffResult(a.run_id, b.run_id, len(a.steps), len(b.steps))
+    result.losses_a = sum(len(step_losses(e)) for e in a.llm_calls())
+    result.losses_b = sum(len(step_losses(e)) for e in b.llm_calls())
     for run, label in ((a, "a"), (b, "b")):
         for event in run.events:
             if event.kind in ("desync", "synthetic"):
@@ -400,4 +412,7 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             "a": _row(a, step_a),
             "b": _row(b, step_b),
         })
+        lost = len(step_losses(step_b.event)) if step_b is not None and step_b.kind == "llm_call" else 0
+        if lost:
+            result.rows[-1]["losses_b"] = lost
     return result

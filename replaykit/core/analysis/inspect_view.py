@@ -52,6 +52,7 @@ from replaykit.core.trace.store_index import (
     open_trace,
     read_raw_header,
 )
+from replaykit.core.trace.wire_record import step_wire
 
 if TYPE_CHECKING:
     from replaykit.core.trace.run import Run
@@ -109,7 +110,8 @@ class _KnownCost:
             self.total = None  # what ``price_usage`` answers for these, without importing genai-prices
             return
         header = self.header
-        price = cost.price_usage(model, usage, provider=header.get("provider"), base_url=header.get("base_url"),
+        provider = step_wire(event).get("provider") or header.get("provider")  # a live step's own provider
+        price = cost.price_usage(model, usage, provider=provider, base_url=header.get("base_url"),
                                  api=request.get("api", "openai-chat"),
                                  when=cost.call_time(header["created_at"], float(event.get("t", 0.0))))
         self.total = None if price.total is None else self.total + price.total

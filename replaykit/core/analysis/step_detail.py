@@ -28,6 +28,7 @@ from replaykit.core.trace.ir import (
     ToolSpec,
 )
 from replaykit.core.trace.run import Run, Step
+from replaykit.core.trace.wire_record import step_losses, step_wire
 
 
 def _provider_messages(api: str, body: dict[str, Any]) -> list[Any]:
@@ -114,6 +115,8 @@ def llm_detail(event: LLMCallEvent, *, messages: list[Message] | None, appended:
             "tools": [t.name for t in tools or []],
             "params": request.params,
             "fingerprint": request.fingerprint,
+            "wire": step_wire(event) or None,
+            "translation_losses": step_losses(event),
         },
         "response": {
             "message": jsonsafe.model_data(response.message, exclude_none=True),
@@ -145,6 +148,7 @@ def provider_request(event: LLMCallEvent, messages: list[Message], tools: list[T
     return {
         "kind": "llm", "api": request.api, "model": request.model, "tools": [t.name for t in tools or []],
         "params": request.params, "body": body, "losses": losses, "message_count": len(messages),
+        "wire": step_wire(event) or None, "translation_losses": step_losses(event),
         "provider_messages": _provider_messages(request.api, body) if body is not None else None,
         "messages": None if body is not None else [jsonsafe.model_data(m, exclude_none=True) for m in messages],
     }

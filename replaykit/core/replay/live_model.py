@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from replaykit.core.errors import BadInput, ReplaykitError
+from replaykit.core.errors import BadInput, CodecError, ReplaykitError
 from replaykit.core.replay.play import PlayOptions, PlaySession
 from replaykit.core.replay.resilience import (
     Classified,
@@ -32,6 +32,7 @@ from replaykit.core.replay.resilience import (
 from replaykit.core.replay.wire_apis import Endpoint, Wire, open_transport
 from replaykit.core.trace.codecs import assemble_stream, decode_request, encode_request, translate_request
 from replaykit.core.trace.ir import LLMResponse, Message, Provenance, ToolSpec
+from replaykit.core.trace.wire_record import wire_details
 
 #: request fields an engine sets itself; recorded values of these are never forwarded
 DROP_PARAMS = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
@@ -52,14 +53,7 @@ class SentRequest:
 
     def details(self) -> dict[str, Any]:
         """The live step's ``request.provider_details``: where the request went and its losses."""
-        wire: dict[str, Any] = {"api": self.api}
-        if self.source_api != self.api:
-            wire["from"] = self.source_api
-        if self.provider:
-            wire["provider"] = self.provider
-        if self.losses:
-            wire["losses"] = list(self.losses)
-        return {"replaykit": {"wire": wire}}
+        return wire_details(self.api, self.source_api, self.provider, self.losses)
 
 
 def recorded_api(session: PlaySession | None) -> str | None:
@@ -113,11 +107,18 @@ class LiveModel:
         """The body sent for ``messages`` and what it holds (see ``SentRequest``)."""
         params = {k: v for k, v in params.items() if k not in DROP_PARAMS}
         with_model = {**params, "model": self.wire.model}
+        if not any(m.role not in ("system", "developer") for m in messages):
+            raise BadInput(f"{self._step()}: the recorded request holds no message but a system prompt; "
+                           f"{self.wire.api.label} cannot express it (a request needs a conversation)")
         if self.source_api == self.api:
             encoded = encode_request(self.api, messages, tools, with_model)
             sent_messages, sent_tools, sent_params = list(messages), tools, params
         else:
-            encoded = translate_request(self.api, messages, tools, with_model, self.source_api)
+            try:
+                encoded = translate_request(self.api, messages, tools, with_model, self.source_api)
+            except CodecError as exc:
+                raise BadInput(f"{self._step()}: the recording cannot be expressed in {self.wire.api.label}: "
+                               f"{exc}") from exc
             # What went on the wire, as IR: the record of this step re-encodes to this body exactly.
             decoded = decode_request(self.api, encoded.body)
             sent_messages, sent_tools = decoded.messages, decoded.tools
@@ -126,6 +127,13 @@ class LiveModel:
                            sent_params, self.source_api, list(encoded.losses),
                            self.wire.api.price_provider if self.wire.base_url is None else None)
         return encoded.body, sent
+
+    def _step(self) -> str:
+        """The play's step this request answers (named in errors)."""
+        if self.session is None:
+            return "live step"
+        done = sum(1 for e in self.session.recorder.events if e.kind in ("llm_call", "tool_call"))
+        return f"step {done}"
 
     # ------------------------------------------------------------------------------------- calling
 

@@ -482,11 +482,13 @@ class ParamTable:
 PARAMS: dict[str, ParamTable] = {
     "openai-chat": ParamTable(
         {"max_tokens": ("max_tokens", "max_completion_tokens"), "temperature": ("temperature",),
-         "top_p": ("top_p",), "stop": ("stop",), "seed": ("seed",), "tool_choice": ("tool_choice",)},
+         "top_p": ("top_p",), "stop": ("stop",), "seed": ("seed",), "tool_choice": ("tool_choice",),
+         "parallel_tool_calls": ("parallel_tool_calls",), "reasoning_effort": ("reasoning_effort",)},
         _chat_choice_in, _chat_choice_out),
     "openai-responses": ParamTable(
         {"max_tokens": ("max_output_tokens",), "temperature": ("temperature",), "top_p": ("top_p",),
-         "tool_choice": ("tool_choice",)},
+         "tool_choice": ("tool_choice",), "parallel_tool_calls": ("parallel_tool_calls",),
+         "reasoning_effort": ("reasoning.effort",)},
         _responses_choice_in, _responses_choice_out),
     "anthropic-messages": ParamTable(
         {"max_tokens": ("max_tokens",), "temperature": ("temperature",), "top_p": ("top_p",),
@@ -523,13 +525,13 @@ def _set(body: JSONDict, path: str, value: Any) -> None:
     node[keys[-1]] = value
 
 
-def _leaves(body: JSONDict, prefix: str = "") -> list[str]:
+def _leaves(body: JSONDict, nested: set[str], prefix: str = "") -> list[str]:
+    """The parameter paths of ``body``, descending into the objects some known path goes into."""
     out: list[str] = []
     for key, value in body.items():
         path = f"{prefix}{key}"
-        if isinstance(value, dict) and value and path.split(".")[0] in ("generationConfig", "inferenceConfig",
-                                                                       "toolConfig"):
-            out.extend(_leaves(value, f"{path}."))
+        if isinstance(value, dict) and value and path in nested:
+            out.extend(_leaves(value, nested, f"{path}."))
         else:
             out.append(path)
     return out
@@ -553,7 +555,9 @@ def translate_params(source: str, target: str, params: JSONDict) -> tuple[JSONDi
                     used.add(path)
                     if name not in neutral and value is not None:
                         neutral[name] = value
-    for path in _leaves(params):
+    nested = {p.rsplit(".", 1)[0] for paths in (src.keys.values() if src else ()) for p in paths if "." in p}
+    nested |= {p.split(".")[0] for p in nested}
+    for path in _leaves(params, nested):
         if path not in used and not any(path.startswith(f"{u}.") for u in used):
             losses.append(f"parameter {path!r} dropped (no {rules.label} equivalent)")
     if "tool_choice" in neutral:
