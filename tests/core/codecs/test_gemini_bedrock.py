@@ -236,3 +236,24 @@ def test_bedrock_json_result_crosses_as_text() -> None:
                                     "bedrock-converse").body
     tool_messages = [m for m in chat["messages"] if m["role"] == "tool"]
     assert json.loads(tool_messages[1]["content"]) == {"temp_c": 14}
+
+
+def test_usage_is_priced_with_each_api_token_convention() -> None:
+    """Gemini's prompt count includes cached tokens and thinking is billed as output; Bedrock's inputTokens
+    leaves cache reads out (Anthropic's convention): each priced at its provider's rates."""
+    pytest.importorskip("genai_prices")
+    from decimal import Decimal
+
+    from replaykit.core.analysis.cost import price_usage
+
+    g = gemini.decode_usage({"promptTokenCount": 1000, "candidatesTokenCount": 200, "thoughtsTokenCount": 300,
+                             "cachedContentTokenCount": 400, "totalTokenCount": 1500})
+    assert (g.input_tokens, g.output_tokens, g.reasoning_tokens, g.cache_read_tokens) == (1000, 500, 300, 400)
+    price = price_usage("gemini-2.5-flash", g, provider="google", api="google-gemini")
+    assert price.total is not None and price.output == Decimal("0.00125")  # 500 output tokens at $2.50/M
+    b = bedrock.decode_usage({"inputTokens": 100, "outputTokens": 200, "cacheReadInputTokens": 900,
+                              "totalTokens": 1200})
+    priced = price_usage("anthropic.claude-3-5-sonnet-20240620-v1:0", b, provider="aws", api="bedrock-converse")
+    # 100 uncached input tokens at $3/M plus 900 cache reads at $0.30/M (the reads added back to the input)
+    assert priced.input == Decimal("0.00057") and priced.output == Decimal("0.003")
+    assert price_usage("no-such-model", b, provider="aws", api="bedrock-converse").total is None
