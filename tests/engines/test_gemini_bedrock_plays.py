@@ -19,6 +19,7 @@ import pytest
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.errors import BadInput, MissingExtra, ReplaykitError
 from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.codecs.gemini import SKIP_SIGNATURE
 from replaykit.core.trace.ir import Provenance
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
@@ -251,3 +252,49 @@ def test_a_stalled_stream_is_closed_at_once(api: str) -> None:
         stream.close()
         assert time.monotonic() - started < 2.0
     assert len(got) == 1  # the chunk sent before the stall arrived at once
+
+
+@pytest.mark.parametrize("api", sorted(MODELS))
+def test_a_run_played_on_the_api_plays_again_on_it_with_its_signatures_exact(api: str, tmp_path: Path) -> None:
+    """Gemini 3 thought signatures (standard base64, with + and /) and Bedrock reasoning signatures come
+    back byte for byte when a run recorded on that API is played on it again."""
+    import base64
+
+    from replaykit.testing import wire_gemini
+
+    run = Run.load(ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl")
+    store = RunStore(tmp_path / "store")
+    store.write_run(run.header, list(run.events))
+
+    def thinking(req: ScriptRequest) -> Reply:
+        reply = sequence_policy([ToolCall(req.tool_names[0], {}), ToolCall(req.tool_names[0], {"n": 2})],
+                                "All done.")(req)
+        return Reply(text=reply.text, tool_calls=reply.tool_calls, reasoning="Thinking it over.")
+
+    with ScriptedServer(thinking) as srv:
+        first = play(store.load(run.run_id), "openai", _options(store, srv, api, 0))
+    on_api = store.load(first.run_id)
+    live = [e for e in on_api.llm_calls() if e.provenance == Provenance.LIVE]
+    assert len(live) >= 3 and all(e.request.api == api for e in live)
+    cut = next(i for i, s in enumerate(on_api.steps) if s.event is live[2])
+    with ScriptedServer(thinking, strict=True) as srv:
+        again = play(on_api, "openai", _options(store, srv, api, cut))
+        requests = srv.llm_requests
+    assert again.status == "completed" and srv.violations == []
+    body = requests[0].body
+    replayed = store.load(again.run_id)
+    assert replayed.llm_calls()[-1].request.provider_details["replaykit"]["wire"].get("from") is None  # same API
+    if api == "google-gemini":
+        signatures = [p["thoughtSignature"] for c in body["contents"] if c["role"] == "model" for p in c["parts"]
+                      if "thoughtSignature" in p]
+        expected = {wire_gemini.signature(f"resp-{n:03d}", k) for n in range(1, 10) for k in (0, 1)}
+        assert len(signatures) >= 4 and set(signatures) <= expected  # the server's own, none re-encoded
+        assert any("+" in s or "/" in s for s in signatures) and SKIP_SIGNATURE not in signatures
+        assert all(base64.b64decode(s) for s in signatures)
+    else:
+        reasoning = [b["reasoningContent"] for m in body["messages"] if m["role"] == "assistant" for b in m["content"]
+                     if "reasoningContent" in b]
+        assert len(reasoning) >= 2
+        assert all(r["reasoningText"] == {"text": "Thinking it over.", "signature": "EqQBCkYIBxgCKkDscripted"}
+                   for r in reasoning)
+
