@@ -44,11 +44,12 @@ def live_endpoint(args: argparse.Namespace) -> LiveEndpoint | None:
             raise BadInput(f"{', '.join(given)} configure live plays: add --allow-live (or drop them)")
         return None
     if args.model is None:
-        raise BadInput("--allow-live needs --model NAME (and --base-url URL unless --api selects a native provider)")
+        raise BadInput("--allow-live needs --base-url URL and --model NAME (no --base-url for a native provider "
+                       "chosen by --api or a provider:model string)")
     options = PlayOptions(base_url=args.base_url or "", model=args.model, api_key_env=args.api_key_env, api=args.api)
-    options.wire()  # API, model and endpoint resolved now: a one-line error, not at the first play
+    options.wire()
     options.safe_base_url()
-    options.api_key()  # a named but unset variable is a one-line error now, not at the first play
+    options.live_credentials()  # API, endpoint, key variable resolved now: a one-line error, not at the first play
     return LiveEndpoint(base_url=args.base_url or "", model=args.model, api_key_env=args.api_key_env, api=args.api)
 
 

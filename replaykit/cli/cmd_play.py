@@ -84,7 +84,10 @@ def handle(args: argparse.Namespace) -> int:
     if not args.offline:
         options.wire()  # API, model and endpoint resolved (one-line errors) before anything starts
     options.safe_base_url()  # validate before anything starts
-    options.api_key()  # a named but unset variable is a one-line error before any work
+    if args.offline:
+        options.api_key()
+    else:  # the key (or Bedrock's AWS variables) read now: a one-line error before any work
+        options.live_credentials()
     result = play(run, args.engine, options)
     if args.json:
         print_json(result.to_json())

@@ -118,7 +118,7 @@ def evaluate(
         raise BadInput("eval needs --model NAME (the candidate)")
     wire = probe.wire()  # API, model name and endpoint resolved: one line when incomplete
     safe_url = probe.safe_base_url()
-    probe.api_key()  # a named but unset variable: one line, before any work
+    probe.live_credentials()  # a named but unset variable (or none named for a native host): one line, before any work
     store = store if isinstance(store, RunStore) else RunStore(store)
     out = Path(out).expanduser()
     if out.exists() and not out.is_dir():

@@ -81,13 +81,8 @@ class LiveModel:
         self.wire: Wire = options.wire()
         self.api = self.wire.api.name
         self.source_api = source_api or recorded_api(session) or self.api
-        credentials: dict[str, str] = {}
-        if self.wire.api.credentials == "aws-env":
-            credentials = options.aws_env()
-        elif self.wire.base_url is None and not options.api_key_env:
-            raise BadInput(f"--api {self.api} calls {self.wire.api.default_base_url}: name the environment variable "
-                           "holding its key with --api-key-env")
-        endpoint = Endpoint(self.api, self.wire.base_url, options.api_key(), credentials, options.request_timeout)
+        key, credentials = options.live_credentials()
+        endpoint = Endpoint(self.api, self.wire.base_url, key, credentials, options.request_timeout)
         # SDK retries are off in every transport: retries belong to the core policy (counted, recorded,
         # Retry-After honoured). A silent stream is caught by ``stale_guard``.
         self.transport = open_transport(self.wire.api, endpoint)

@@ -66,6 +66,18 @@ class PlayOptions:
 
         return resolve_wire(self.api, self.model, self.base_url or None)
 
+    def live_credentials(self) -> tuple[str | None, dict[str, str]]:
+        """(API key, other credentials) of the live wire, read now from the environment only: the key
+        from the variable ``--api-key-env`` names; Bedrock's ``AWS_*`` variables. One-line errors for
+        an unset variable, and for a native provider's host with no key variable named."""
+        wire = self.wire()
+        if wire.api.credentials == "aws-env":
+            return None, self.aws_env()
+        if wire.base_url is None and not self.api_key_env:
+            raise BadInput(f"--api {wire.api.name} calls {wire.api.default_base_url}: name the environment "
+                           "variable holding its key with --api-key-env")
+        return self.api_key(), {}
+
     def aws_env(self) -> dict[str, str]:
         """AWS credentials and region for Bedrock, from the environment variables only (never
         ``~/.aws/credentials`` or ``~/.aws/config``); kept in memory, never written."""

@@ -26,6 +26,7 @@ from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart, 
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
+from replaykit.core.trace.wire_record import wire_details
 from replaykit.engines.hermes.served import served_response
 from replaykit.engines.hermes.stripped import restore_stripped
 
@@ -175,7 +176,12 @@ class PlayMiddleware:
                                     retryable=error.retryable if error else False, provenance=Provenance.LIVE)
             raise
         response = response_to_ir(self.api, result)
-        self.cursor.live_llm(messages, response, tools, model=model, params=params,
+        # Hermes's own client sent it (its api mode: --api mapped by the engine); Hermes translated the
+        # history itself, so no loss list of ours, but the step says which API it went on
+        calls = self.session.run.llm_calls()
+        recorded = calls[0].request.api if calls else None
+        self.cursor.live_llm(messages, response, tools, model=model, params=params, api=self.api,
+                             request_details=wire_details(self.api, recorded),
                              duration=round(time.perf_counter() - started, 6))
         return result
 

@@ -58,6 +58,15 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
 
     meta = run.meta
     api_mode = str(meta.get("api_mode") or _mode_of_api(run))
+    if options.api is not None and not options.serve_only:
+        # --api picks Hermes's own api mode (Hermes's provider client speaks it, not replaykit's live model)
+        modes = {api: mode for mode, api in API_OF_MODE.items()}
+        if options.api not in modes:
+            raise BadInput(f"--engine hermes speaks {', '.join(modes)} (its api modes {', '.join(API_OF_MODE)}); "
+                           f"--api {options.api}: play it with --engine openai, pydantic-ai or langgraph")
+        if not options.base_url:
+            raise BadInput("--engine hermes needs --base-url (Hermes reads no provider default from replaykit)")
+        api_mode = modes[options.api]
     if api_mode not in API_OF_MODE:
         raise BadInput(f"--engine hermes plays runs made in the api modes {', '.join(API_OF_MODE)}; "
                        f"run {run.run_id} used {api_mode!r}")
