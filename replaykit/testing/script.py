@@ -40,7 +40,7 @@ class Reply:
     ThrottlingException / InternalServerException / ServiceUnavailableException), "stream_error" (a 200
     stream that sends ``stall_after_chunks`` frames, then the API's in-stream error: Anthropic
     ``overloaded_error``, a Chat ``error`` chunk, a Responses ``error`` event, a Gemini ``{"error": ...}``
-    chunk, a Bedrock ``throttlingException`` frame),
+    chunk, a Bedrock ``modelStreamErrorException`` frame),
     "stall" (headers and ``stall_after_chunks`` stream chunks, then ``stall_seconds`` of silence, then the
     connection is closed), "length" (the answer is cut and finish_reason is "length"), "malformed"
     (a body that is not valid JSON). ``frame_gap``: seconds between the frames of a streamed answer

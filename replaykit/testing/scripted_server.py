@@ -267,9 +267,12 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._native_error(api, 500, f"script error: {exc!r}")
                 return
             server._set_reply(rec, reply)
-            if reply.fault in ("429", "500", "503", "401") or (reply.fault == "stream_error" and not stream):
-                status = 500 if reply.fault == "stream_error" else int(reply.fault)  # type: ignore[arg-type]
-                self._native_error(api, status, f"scripted HTTP {status}", reply.retry_after)
+            if reply.fault in ("429", "500", "503", "529", "401") or (reply.fault == "stream_error" and not stream):
+                # 529 is Anthropic's "overloaded": Gemini and Bedrock say it with a 503 (UNAVAILABLE,
+                # ServiceUnavailableException)
+                status = {"stream_error": 500, "529": 503}.get(str(reply.fault)) or int(reply.fault)  # type: ignore[arg-type]
+                message = "scripted: the model is overloaded" if reply.fault == "529" else f"scripted HTTP {status}"
+                self._native_error(api, status, message, reply.retry_after)
                 return
             prefix = "tooluse_" if api == "bedrock" else "call_"
             answer = wire.resolve(reply, req, server._ids, api if api != "bedrock" else "anthropic")
@@ -286,6 +289,11 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                     self._send_json(200, wire_gemini.gemini_json(answer, model, rid) if api == "gemini"
                                     else wire_bedrock.converse_json(answer))
                 return
+            if reply.fault == "stall":
+                # the stream goes silent before its last frame, however short the answer
+                total = sum(1 for _ in (wire_gemini.gemini_sse(answer, model, rid) if api == "gemini"
+                                        else wire_bedrock.converse_events(answer)))
+                reply = dataclasses.replace(reply, stall_after_chunks=min(reply.stall_after_chunks, total - 1))
             if api == "gemini":
                 frames: Iterator[str | bytes] = wire_gemini.gemini_sse(answer, model, rid)
                 if reply.fault == "stream_error":
@@ -299,7 +307,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             frames = wire_bedrock.converse_stream(answer, corrupt_at=corrupt)
             if reply.fault == "stream_error":
                 frames = _then_error(frames, reply.stall_after_chunks, eventstream.exception(
-                    "throttlingException", "scripted: too many requests, please wait before trying again"))
+                    "modelStreamErrorException", "scripted: the model stream failed; try again"))
             self._stream(frames, Reply() if reply.fault in ("malformed", "stream_error") else reply, api,
                          "application/vnd.amazon.eventstream")
 

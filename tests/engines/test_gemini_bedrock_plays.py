@@ -164,7 +164,7 @@ def test_faults_are_retried_and_recorded(api: str, kind: str, tmp_path: Path) ->
     new = store.load(result.run_id)
     errors = [e for e in new.events if e.kind == "error"]
     expected = {"429": "rate_limit", "500": "server", "503": "server", "stall": "stale",
-                "stream_error": "rate_limit" if api == "bedrock-converse" else "server"}[kind]
+                "stream_error": "server"}[kind]
     assert errors and errors[0].error_type == expected and errors[0].retryable
     assert new.final_answer == "Recovered."
 

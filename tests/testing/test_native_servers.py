@@ -175,7 +175,7 @@ def test_bedrock_violations_faults_and_stream_errors() -> None:
         stream = client.converse_stream(modelId=MODEL, messages=hello)["stream"]  # type: ignore[attr-defined]
         with pytest.raises(EventStreamError) as in_stream:
             list(stream)
-        assert in_stream.value.response["Error"]["Code"] == "throttlingException"
+        assert in_stream.value.response["Error"]["Code"] == "modelStreamErrorException"
         damaged = client.converse_stream(modelId=MODEL, messages=hello)["stream"]  # type: ignore[attr-defined]
         with pytest.raises(Exception, match=r"(?i)checksum"):
             list(damaged)
