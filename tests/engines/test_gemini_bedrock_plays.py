@@ -298,3 +298,24 @@ def test_a_run_played_on_the_api_plays_again_on_it_with_its_signatures_exact(api
         assert all(r["reasoningText"] == {"text": "Thinking it over.", "signature": "EqQBCkYIBxgCKkDscripted"}
                    for r in reasoning)
 
+
+
+@pytest.mark.parametrize("api", sorted(MODELS))
+def test_the_same_answers_on_another_api_diff_equal(api: str, tmp_path: Path) -> None:
+    """A play whose model answers as the record did is equal to it, whatever the API's words for how an
+    answer ended (Chat ``tool_calls``, Bedrock ``tool_use``, Gemini ``STOP`` with calls)."""
+    from replaykit.testing.script import hermes_default_policy
+
+    run = Run.load(ROOT / "tests" / "fixtures" / "hermes" / "tools_sequence.jsonl")
+    store = RunStore(tmp_path / "store")
+    store.write_run(run.header, list(run.events))
+    with ScriptedServer(hermes_default_policy(), strict=True) as srv:
+        result = play(store.load(run.run_id), "openai", _options(store, srv, api, 0))
+    played = store.load(result.run_id)
+    finishes = {e.response.finish_reason for e in played.llm_calls()}
+    assert finishes & {"STOP", "tool_use", "end_turn"}  # the API's own words are kept in the trace
+    report = diff_runs(run, played)
+    assert report.equal, [d.to_json() for d in report.differences]
+    with ScriptedServer(sequence_policy([ToolCall("todo", {"todos": []})], "Something else."), strict=True) as srv:
+        other = play(store.load(run.run_id), "openai", _options(store, srv, api, 0))
+    assert not diff_runs(run, store.load(other.run_id)).equal

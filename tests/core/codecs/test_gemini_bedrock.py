@@ -257,3 +257,13 @@ def test_usage_is_priced_with_each_api_token_convention() -> None:
     # 100 uncached input tokens at $3/M plus 900 cache reads at $0.30/M (the reads added back to the input)
     assert priced.input == Decimal("0.00057") and priced.output == Decimal("0.003")
     assert price_usage("no-such-model", b, provider="aws", api="bedrock-converse").total is None
+
+
+def test_finish_reasons_in_shared_words() -> None:
+    from replaykit.core.trace.codecs._common import neutral_finish_reason
+
+    assert {neutral_finish_reason(r, True) for r in ("tool_calls", "tool_use", "STOP")} == {"tool_calls"}
+    assert {neutral_finish_reason(r, False) for r in ("stop", "end_turn", "STOP", "completed")} == {"stop"}
+    assert {neutral_finish_reason(r, False) for r in ("length", "max_tokens", "MAX_TOKENS")} == {"length"}
+    assert neutral_finish_reason("SAFETY", False) == "content_filter"
+    assert neutral_finish_reason("RECITATION", False) == "recitation" and neutral_finish_reason(None, True) is None

@@ -112,3 +112,23 @@ def opaque_loss(part: OpaquePart, where: str, target: str) -> str:
         kind = next(iter(part.data))  # Gemini and Bedrock blocks are keyed by their kind ({"cachePoint": ...})
     label = f" {kind!r}" if isinstance(kind, str) else ""
     return f"{where}: {part.format} content block{label} dropped (no {target} equivalent)"
+
+
+_NEUTRAL_FINISH = {
+    "stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "completed": "stop",  # Chat, Anthropic, Bedrock, Responses
+    "length": "length", "max_tokens": "length", "max_output_tokens": "length", "incomplete": "length",
+    "content_filter": "content_filter", "safety": "content_filter", "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter", "refusal": "content_filter", "prohibited_content": "content_filter",
+    "tool_calls": "tool_calls", "tool_use": "tool_calls", "function_call": "tool_calls",
+}
+
+
+def neutral_finish_reason(reason: str | None, has_tool_calls: bool) -> str | None:
+    """A finish reason in words every API shares (``stop``, ``tool_calls``, ``length``, ``content_filter``;
+    anything else lower-cased): Chat's ``tool_calls``, Anthropic's and Bedrock's ``tool_use`` and
+    Gemini's ``STOP`` on an answer that calls tools all say the same. For comparing runs played on
+    different APIs; a run's own value is kept as the provider sent it."""
+    if reason is None:
+        return None
+    neutral = _NEUTRAL_FINISH.get(reason.lower(), reason.lower())
+    return "tool_calls" if has_tool_calls and neutral == "stop" else neutral
