@@ -267,3 +267,30 @@ def test_finish_reasons_in_shared_words() -> None:
     assert {neutral_finish_reason(r, False) for r in ("length", "max_tokens", "MAX_TOKENS")} == {"length"}
     assert neutral_finish_reason("SAFETY", False) == "content_filter"
     assert neutral_finish_reason("RECITATION", False) == "recitation" and neutral_finish_reason(None, True) is None
+
+
+def test_gemini_closing_signature_and_uppercase_schema_types() -> None:
+    body = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "Paris is sunny."}, {"text": "", "thoughtSignature": "c2lnLWVuZA=="}]}, "finishReason": "STOP"}]}
+    response = gemini.decode_response(body)
+    assert canonical_json(gemini.encode_response(response).body) == canonical_json(body)
+    history = [Message(role="user", parts=[TextPart(text="weather?")]), response.message]
+    sent = codecs.encode_request("google-gemini", history, None, {}).body["contents"][1]["parts"]
+    assert sent[-1] == {"text": "", "thoughtSignature": "c2lnLWVuZA=="}  # the signature goes back
+    decoded = gemini.decode_request(load("gemini_tools.json"))
+    assert decoded.tools is not None
+    weather = decoded.tools[0]
+    assert weather.parameters == {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    chat = codecs.translate_request("openai-chat", decoded.messages, decoded.tools, {"model": "m"}, "google-gemini")
+    assert chat.body["tools"][0]["function"]["parameters"]["properties"]["city"] == {"type": "string"}
+
+
+@pytest.mark.parametrize("body", [
+    {"output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}}, "stopReason": "end_turn",
+     "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}},
+    {"output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}}, "stopReason": "max_tokens",
+     "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 9},
+     "additionalModelResponseFields": {"x": 1}},
+])
+def test_bedrock_response_round_trip(body: dict[str, Any]) -> None:
+    assert canonical_json(bedrock.encode_response(bedrock.decode_response(body)).body) == canonical_json(body)

@@ -77,7 +77,9 @@ def decode_block(raw: Any, where: str) -> Part:
     if not isinstance(raw, dict):
         return OpaquePart(format=FMT, data=raw)
     if isinstance(raw.get("text"), str) and len(raw) == 1:
-        return TextPart(text=raw["text"])
+        # a blank text of this format's own is kept as it was (a foreign blank text is not sent)
+        return TextPart(text=raw["text"], provider_details=details(FMT, {"blank": True if not raw["text"].strip()
+                                                                          else None}))
     use = raw.get("toolUse")
     if isinstance(use, dict) and isinstance(use.get("toolUseId"), str) and isinstance(use.get("name"), str):
         hint: JSONDict = {"extra": _extra(raw, {"toolUse"}), "use_extra": _extra(use, {"toolUseId", "name", "input"})}
@@ -112,7 +114,7 @@ def decode_block(raw: Any, where: str) -> Part:
 
 
 def _decode_result(raw: JSONDict, result: JSONDict, where: str) -> ToolResultPart:
-    hint: JSONDict = {"extra": _extra(raw, {"toolResult"}),
+    hint: JSONDict = {"own": True, "extra": _extra(raw, {"toolResult"}),
                       "result_extra": _extra(result, {"toolUseId", "content", "status"})}
     status = result.get("status")
     if "status" in result:
@@ -229,8 +231,10 @@ class _Encoder:
                     content.append(encoded)
         elif "json" in hint and part.content == json.dumps(hint["json"], ensure_ascii=False):
             content.append({"json": hint["json"]})
-        elif part.content or not hint:
-            content.append({"text": part.content or " "} if not hint else {"text": part.content})
+        elif hint.get("own") or part.content:
+            content.append({"text": part.content})
+        else:
+            content.append({"text": " "})  # a foreign empty result: Converse wants some content
         out: JSONDict = {**(hint.get("result_extra") or {}), "toolUseId": tool_id, "content": content}
         if part.is_error:
             out["status"] = "error"
@@ -252,8 +256,9 @@ def decode_tools(raw_tools: list[Any]) -> list[ToolSpec]:
                 and isinstance(schema, dict) and isinstance(schema.get("json"), dict) and len(schema) == 1:
             description = spec.get("description") if isinstance(spec.get("description"), str) else None
             known = {"name", "inputSchema"} | ({"description"} if description is not None else set())
+            hint = {"extra": _extra(spec, known), "empty_description": True if description == "" else None}
             out.append(ToolSpec(name=spec["name"], description=description, parameters=schema["json"],
-                                provider_details=details(FMT, {"extra": _extra(spec, known)})))
+                                provider_details=details(FMT, hint)))
             continue
         # cachePoint and system tools: kept whole for this format only (other encoders drop them with a loss).
         out.append(ToolSpec(name=str(next(iter(tool), "tool")), provider_details=details(FMT, {"raw": tool})))
@@ -356,7 +361,8 @@ def encode_request(messages: Sequence[Message], tools: Sequence[ToolSpec] | None
         encoded = encode_tools(tools, enc.losses)
         if encoded or config:
             body["toolConfig"] = {**config, "tools": encoded}
-    if "toolConfig" not in body:
+    foreign = any(not hints(m, FMT) for m in messages if m.role not in ("system", "developer"))
+    if "toolConfig" not in body and foreign:
         declared = _declare_used_tools(messages)
         if declared:
             # Converse refuses toolUse / toolResult blocks without a toolConfig: the tools the history
@@ -406,7 +412,7 @@ def decode_response(body: Any) -> LLMResponse:
     message = decode_message(output.pop("message", None), "response.output.message")
     stop = top.pop("stopReason") if isinstance(top.get("stopReason"), str) else None
     usage = decode_usage(top.pop("usage")) if isinstance(top.get("usage"), dict) else None
-    hint = {"top": top or None, "output": output or None}
+    hint = {"top": top or None, "output": output or None, "own": True}
     return LLMResponse(message=message, finish_reason=stop, usage=usage, provider_details=details(FMT, hint))
 
 
@@ -418,10 +424,11 @@ def encode_response(response: LLMResponse) -> Encoded:
     extra = hints(response.message, FMT).get("extra") or {}
     body: JSONDict = {"output": {**(hint.get("output") or {}),
                                  "message": {**extra, "role": "assistant", "content": blocks}}}
-    body["stopReason"] = response.finish_reason or "end_turn"
+    if response.finish_reason is not None or not hint:
+        body["stopReason"] = response.finish_reason or "end_turn"
     if response.usage is not None:
         body["usage"] = encode_usage(response.usage)
-    body.update(hint.get("top") or ({"metrics": {"latencyMs": 0}} if "top" not in hint else {}))
+    body.update(hint.get("top") or ({} if hint else {"metrics": {"latencyMs": 0}}))
     return Encoded(body=body, losses=enc.losses)
 
 

@@ -114,7 +114,10 @@ def decode_parts(raw_parts: list[Any], where: str, role: str) -> list[Part]:
 
 def _decode_part(raw: JSONDict, where: str, role: str, calls: int, known_sig: set[str]) -> Part:
     if isinstance(raw.get("text"), str):
-        return TextPart(text=raw["text"], provider_details=details(FMT, {"extra": _extra(raw, {"text"} | known_sig)}))
+        # An empty text is kept as this format's own (Gemini 3 closes an answer with one that carries the
+        # signature); a foreign empty text is not sent.
+        text_hint: JSONDict = {"extra": _extra(raw, {"text"} | known_sig), "empty": True if not raw["text"] else None}
+        return TextPart(text=raw["text"], provider_details=details(FMT, text_hint))
     call = raw.get("functionCall")
     if isinstance(call, dict) and isinstance(call.get("name"), str):
         args = call.get("args")
@@ -232,6 +235,8 @@ class _Encoder:
                 encoded["thoughtSignature"] = pending_signature
                 pending_signature = None
             out.append(encoded)
+        if pending_signature is not None:  # its part was dropped (an edit): the signature still goes back
+            out.append({"text": "", "thoughtSignature": pending_signature})
         return out
 
     def part(self, part: Part, where: str, role: str) -> JSONDict | None:
@@ -319,6 +324,16 @@ def _skip_signatures(contents: list[JSONDict], foreign: set[int]) -> None:
 # ----------------------------------------------------------------------------------------- tools
 
 
+def json_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-subset ``parameters`` as JSON Schema: its enum type names (``OBJECT``,
+    ``STRING``...) in JSON Schema's lower case, so the schema crosses to other APIs as they expect."""
+    if isinstance(schema, dict):
+        return {k: (v.lower() if k == "type" and isinstance(v, str) else json_schema(v)) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [json_schema(v) for v in schema]
+    return schema
+
+
 def decode_tools(raw_tools: list[Any]) -> list[ToolSpec]:
     out: list[ToolSpec] = []
     for index, raw in enumerate(raw_tools):
@@ -335,12 +350,14 @@ def decode_tools(raw_tools: list[Any]) -> list[ToolSpec]:
             if not isinstance(name, str):
                 raise CodecError(f"tools[{index}].functionDeclarations[{n}]: no string name")
             key = "parametersJsonSchema" if isinstance(decl.get("parametersJsonSchema"), dict) else "parameters"
-            schema = decl.get(key) if isinstance(decl.get(key), dict) else None
+            raw_schema = decl.get(key) if isinstance(decl.get(key), dict) else None
+            schema = json_schema(raw_schema) if key == "parameters" and raw_schema is not None else raw_schema
             description = decl.get("description") if isinstance(decl.get("description"), str) else None
             known = {"name"} | ({key} if schema is not None else set()) | \
                 ({"description"} if description is not None else set())
             hint = {"group": index, "key": key, "extra": _extra(decl, known),
-                    "group_extra": group_extra if n == 0 else None}
+                    "group_extra": group_extra if n == 0 else None,
+                    "schema": raw_schema if schema is not raw_schema and schema != raw_schema else None}
             out.append(ToolSpec(name=name, description=description, parameters=schema,
                                 provider_details=details(FMT, hint)))
     return out
@@ -369,7 +386,9 @@ def encode_tools(tools: Sequence[ToolSpec], losses: list[str]) -> list[JSONDict]
         if spec.parameters is not None:
             # A foreign JSON Schema goes in parametersJsonSchema (the OpenAPI subset of ``parameters``
             # rejects keywords such as additionalProperties).
-            decl[hint.get("key") or "parametersJsonSchema"] = spec.parameters
+            original = hint.get("schema")
+            same = isinstance(original, dict) and json_schema(original) == spec.parameters
+            decl[hint.get("key") or "parametersJsonSchema"] = original if same else spec.parameters
         current["functionDeclarations"].append(decl)
     return out
 
@@ -524,7 +543,7 @@ def decode_response(body: Any) -> LLMResponse:
     model = top.pop("modelVersion") if isinstance(top.get("modelVersion"), str) else None
     response_id = top.pop("responseId") if isinstance(top.get("responseId"), str) else None
     hint = {"top": top or None, "candidate": candidate or None, "other_candidates": candidates[1:] or None,
-            "no_candidates": True if not candidates else None}
+            "no_candidates": True if not candidates else None, "own": True}
     return LLMResponse(message=message, finish_reason=finish, usage=usage, model=model, response_id=response_id,
                        provider_details=details(FMT, hint))
 
@@ -537,7 +556,7 @@ def encode_response(response: LLMResponse) -> Encoded:
                          "role": "model"}
     body: JSONDict = dict(hint.get("top") or {})
     if not hint.get("no_candidates"):
-        candidate: JSONDict = {**(hint.get("candidate") or {"index": 0}), "content": content}
+        candidate: JSONDict = {**(hint.get("candidate") or ({} if hint else {"index": 0})), "content": content}
         if response.finish_reason is not None:
             candidate["finishReason"] = response.finish_reason
         body["candidates"] = [candidate, *(hint.get("other_candidates") or [])]
