@@ -1,4 +1,5 @@
-"""``replaykit play RUN --engine openai``: the recorded agent loop against any OpenAI-compatible endpoint.
+"""``replaykit play RUN --engine openai``: the recorded agent loop against any endpoint the core live model
+speaks (``--api``: OpenAI Chat or Responses, Anthropic Messages, Gemini, Bedrock Converse; Chat by default).
 
 The loop is the run's own: the first request's messages and tools, then model -> tool calls -> tool
 results until the model answers without tools, then the recording's next user turn, and so on. Every

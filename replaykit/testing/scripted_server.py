@@ -491,13 +491,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--policy", choices=["hermes", "echo"], default="hermes",
                         help="answers without --script, and after a script is used up (without --loop)")
     parser.add_argument("--log", help="append each received request as one JSON line to this file")
+    parser.add_argument("--strict", action="store_true",
+                        help="answer 400, as the provider would, to a request that breaks its API's rules "
+                             "(replaykit.testing.validate); the log records the broken rules either way")
     args = parser.parse_args(argv)
     try:
         script = _load_script(args.script, args.policy, args.loop, args.per_turn)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"error: cannot load script: {exc}", file=sys.stderr)
         return 2
-    srv = ScriptedServer(script, port=args.port).start()
+    srv = ScriptedServer(script, port=args.port, strict=args.strict).start()
     print(srv.base_url, flush=True)
     seen = 0
     try:
@@ -508,7 +511,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with open(args.log, "a", encoding="utf-8") as fh:
                     for r in reqs[seen:]:
                         fh.write(json.dumps({"method": r.method, "path": r.path, "api": r.api, "index": r.index,
-                                             "headers": dict(r.headers), "body": r.body}) + "\n")
+                                             "headers": dict(r.headers), "body": r.body,
+                                             "violations": list(r.violations)}) + "\n")
                 seen = len(reqs)
     except KeyboardInterrupt:
         pass

@@ -42,9 +42,16 @@ def _play(run: Run, api: str, store: RunStore, cut: int, srv: ScriptedServer, en
     return store.load(result.run_id)
 
 
-@pytest.mark.parametrize("api", LIVE_APIS)
-@pytest.mark.parametrize("where", ["start", "middle"])
-@pytest.mark.parametrize("name", HERMES)
+QUICK = {"tools_sequence", "anthropic_messages", "codex_responses"}  # the rest of the matrix is marked slow
+
+
+def _cells(names: list[str], quick: set[str]) -> list[object]:
+    return [pytest.param(n, api, where, id=f"{n}-{api}-{where}",
+                         marks=() if n in quick else pytest.mark.slow)
+            for n in names for api in LIVE_APIS for where in ("start", "middle")]
+
+
+@pytest.mark.parametrize(("name", "api", "where"), _cells(HERMES, QUICK))
 def test_every_hermes_fixture_plays_on_every_api(name: str, api: str, where: str, tmp_path: Path) -> None:
     run = Run.load(FIXTURES / f"{name}.jsonl")
     cut = 0 if where == "start" else len(run.steps) // 2
@@ -195,3 +202,83 @@ def test_a_same_api_play_sends_the_recorded_request_verbatim(name: str, tmp_path
     assert conversation(decode_request(api, sent).messages) == conversation(run.request_messages(recorded))
     live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
     assert _wire(live[0]) == {"api": api}  # nothing translated, nothing lost
+
+
+@pytest.mark.parametrize("api", ["openai-responses", "anthropic-messages"])
+def test_lone_surrogates_reach_every_api_exactly(api: str, tmp_path: Path) -> None:
+    """JSON may carry a lone surrogate; the SDKs' UTF-8 encoders cannot: the transports write such a body
+    ASCII-escaped themselves, on every API."""
+    from replaykit.testing.json_strings import lone_surrogate, strings_run
+
+    odd = "a" + lone_surrogate(0xD83D) + "b"
+    slots = {slot: f"{slot} {odd}" for slot in
+             ("title", "system", "user", "thinking_text", "arg_key", "arg_value", "result", "answer", "user2")}
+    store = RunStore(tmp_path / "store")
+    run = strings_run(slots)
+    store.write_run(run.header, run.events)
+    run = store.load(run.run_id)
+    with ScriptedServer(ReplyList([text(odd), text(odd), text(odd)]), strict=True) as srv:
+        result = play(run, "openai", PlayOptions(base_url=srv.base_url, model="m", api=api, store=store, cut=0,
+                                                 stale_timeout=5.0))
+        first = srv.llm_requests[0].body
+    assert result.status == "completed" and srv.violations == []
+    assert slots["user"] in json.dumps(first, ensure_ascii=False) and slots["system"] in json.dumps(first, ensure_ascii=False)
+    played = store.load(result.run_id)
+    assert played.llm_calls()[0].response.message.text == odd
+
+
+# ------------------------------------------------------------------------- real-world recordings
+
+def _realworld() -> list[tuple[str, Run]]:
+    root = Path(__file__).resolve().parents[2]
+    data = next((d / "shared" / "realworld" / "data" for d in root.parents
+                 if (d / "shared" / "realworld" / "data" / "MANIFEST.json").is_file()), None)
+    if data is None:
+        return []
+    from replaykit.adapters import import_file
+
+    out = []
+    for entry in json.loads((data / "MANIFEST.json").read_text(encoding="utf-8"))["files"]:
+        if entry["expect"] != "import" or entry["kind"] not in ("openai-chat", "openai-responses", "anthropic"):
+            continue
+        imported = import_file(data / entry["path"], entry["format"])[0]
+        run = Run(imported.header, imported.events)
+        if any(c.response.message.tool_calls for c in run.llm_calls()):
+            out.append((Path(entry["path"]).stem, run))
+    return out
+
+
+REALWORLD = _realworld()
+
+
+REALWORLD_QUICK = {"pydantic-ai-test_multiple_agent_tool_calls", "pydantic-ai-test_anthropic_tool_with_thinking",
+                   "openinference-agent-framework-test_multiple_tools", "openinference-openai-test_tool_calls"}
+
+
+@pytest.mark.skipif(not REALWORLD, reason="the real-world corpus is not beside this checkout")
+@pytest.mark.parametrize(("name", "api", "where"), _cells([n for n, _ in REALWORLD], REALWORLD_QUICK))
+def test_real_world_recordings_with_tool_calls_play_on_every_api(name: str, api: str, where: str,
+                                                                 tmp_path: Path) -> None:
+    """Provider logs other projects recorded (Chat, Responses, Anthropic): played live on each API from
+    step 0 and from the middle, every request legal for its API; a request no API can express (a log whose
+    first call was sent nothing but a system prompt) is a one-line error naming the step, nothing sent."""
+    from replaykit.core.errors import BadInput
+
+    run = dict(REALWORLD)[name]
+    cut = 0 if where == "start" else len(run.steps) // 2
+    store = RunStore(tmp_path / "store")
+    with ScriptedServer(hermes_default_policy(), strict=True) as srv:
+        options = PlayOptions(base_url=srv.base_url, model="candidate", api=api, store=store, cut=cut,
+                              stale_timeout=5.0, max_attempts=1, extra=fast())
+        try:
+            result = play(run, "openai", options)
+        except BadInput as exc:
+            assert "the recorded request holds no message but a system prompt" in str(exc)
+            assert srv.llm_requests == []
+            return
+        requests = srv.llm_requests
+    assert result.status == "completed" and srv.violations == [] and requests
+    played = store.load(result.run_id)
+    live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
+    assert len(live) == len(requests) and all(_wire(e)["api"] == api for e in live)
+    diff_runs(run, played)

@@ -5,9 +5,9 @@ The graph is the one ``replaykit.engines.langgraph.graph`` builds (model node, t
 (``replaykit.core.replay.cursor.ReplayCursor``, set up by ``replaykit.core.replay.play.start_play``) what to do:
 
 - model node: ``cursor.llm`` serves the recorded answer before the cut, flags a desync, or answers a
-  synthetic end of turn; otherwise the node calls the OpenAI-compatible endpoint (``--base-url``,
-  ``--model``, key from ``--api-key-env``) through the core live model (``replaykit.core.replay.live_model``:
-  retry policy, stale-stream timeout, length continuation) and reports it with ``cursor.live_llm``;
+  synthetic end of turn; otherwise the node calls the endpoint (``--api``, ``--base-url``, ``--model``,
+  key from ``--api-key-env``) through the core live model (``replaykit.core.replay.live_model``: retry
+  policy, stale-stream timeout, length continuation) and records it with ``LiveModel.record``;
 - tool node: every call climbs the one live-tool ladder (``replaykit.core.replay.live_tools``): served from
   the record, the destructive-tool guard, the user's implementation (``--tools-module`` or
   ``options.extra["tool_impls"]``), a recorded stand-in, else ``unavailable``.

@@ -1,5 +1,5 @@
-"""The live side of a replay graph's model node: any OpenAI-compatible Chat Completions endpoint
-(``LiveEndpoint``) called through the one core live model (``make_live_model``)."""
+"""The live side of a replay graph's model node: an endpoint on any wire API (``LiveEndpoint``; Chat
+Completions unless ``api`` says otherwise) called through the one core live model (``make_live_model``)."""
 
 from __future__ import annotations
 

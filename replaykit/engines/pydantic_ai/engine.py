@@ -12,9 +12,9 @@ and whose model is a ``CursorModel`` (a PydanticAI ``WrapperModel``). Every deci
 - each tool call climbs the core live-tool ladder (``replaykit.core.replay.live_tools``): served from the
   record, the destructive-tool guard, the user's implementation (``--tools-module``), a recorded
   stand-in, else the one "not available" result;
-- a live request goes to the core live model (``replaykit.core.replay.live_model``: Chat Completions at any
-  OpenAI-compatible endpoint, streamed, with the core retry policy, stale-stream guard and length
-  continuation), the same one the openai and LangGraph engines call; its IR response is handed back
+- a live request goes to the core live model (``replaykit.core.replay.live_model``: the play's wire API,
+  ``--api``, through the provider's SDK, streamed, with the core retry policy, stale-stream guard and
+  length continuation), the same one the openai and LangGraph engines call; its IR response is handed back
   to the agent as a ``ModelResponse``. The core ``IterationBudget`` bounds the live calls of each turn
   and ends it with one grace call.
 

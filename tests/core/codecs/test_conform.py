@@ -220,3 +220,13 @@ def test_hostile_histories_break_the_api_rules_unless_conformed(case: str, api: 
         assert check_request(api, naive), case  # each case breaks an Anthropic rule when sent as it is
     if check_request(api, naive):  # the rule bites on this API: the translation must say what it changed
         assert fitted.losses, case
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_user_turn_holding_some_results_and_text_answers_the_rest_first(api: str) -> None:
+    mixed = Message(role="user", parts=[ToolResultPart(tool_call_id="a", content="A"), TextPart(text="and now?")])
+    history = [user("go"), calls("a", "b"), mixed]
+    fitted = translate_request(api, history, None, {"model": "m", "max_tokens": 9}, "anthropic-messages")
+    assert check_request(api, fitted.body) == []
+    results = [p for m in conform(history, None, api).messages for p in m.parts if isinstance(p, ToolResultPart)]
+    assert [(r.tool_call_id, r.content) for r in results] == [("a", "A"), ("b", NO_RESULT)]

@@ -227,10 +227,10 @@ def conform(messages: Sequence[Message], tools: Sequence[ToolSpec] | None, api: 
         _foreign_fields(message, rules, where, losses)
         parts = [kept for n, part in enumerate(message.parts)
                  if (kept := _keep_part(part, message.role, rules, f"{where}.parts[{n}]", losses)) is not None]
-        own_hints = {rules.fmt: message.provider_details[rules.fmt]} \
-            if message.provider_details and rules.fmt in message.provider_details else None
         same = len(parts) == len(message.parts) and all(a is b for a, b in zip(parts, message.parts, strict=True))
-        work.append(message.model_copy(update={"parts": parts, "provider_details": own_hints if same else None}))
+        # another format's hints on an unchanged message are harmless (each encoder reads only its own);
+        # a changed message drops its own too (its content shape no longer holds)
+        work.append(message if same else message.model_copy(update={"parts": parts, "provider_details": None}))
     # 2. system placement
     if rules.system == "top":
         work = _systems_first(work, rules, losses)
@@ -353,9 +353,22 @@ def _pair_results(messages: list[Message], losses: list[str]) -> list[Message]:
                         continue
                     answered.add(part.tool_call_id)
                 parts.append(part)
+            others = [p for p in parts if not isinstance(p, ToolResultPart)]
+            missing = [c for cid, c in open_calls.items() if cid not in answered]
+            if others and missing:
+                # the user goes on in this very message: the calls it left unanswered are answered now,
+                # beside its results, before its own content
+                parts = [p for p in parts if isinstance(p, ToolResultPart)] + [
+                    ToolResultPart(tool_call_id=c.id, name=c.name, content=NO_RESULT, is_error=True)
+                    for c in missing] + others
+                losses.append(f"{len(missing)} tool call{'s' if len(missing) > 1 else ''} without a recorded "
+                              f"result ({', '.join(repr(c.name) for c in missing[:3])}) answered with a placeholder")
+            if others:
+                open_calls.clear()
+                answered.clear()
             if not parts:
                 continue
-            if len(parts) != len(message.parts):
+            if parts != message.parts:
                 message = message.model_copy(update={"parts": parts, "provider_details": None})
             out.append(message)
             continue
