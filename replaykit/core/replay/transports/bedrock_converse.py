@@ -97,6 +97,15 @@ class BedrockTransport:
         return Events(response["stream"])
 
 
+def _endpoint_url(base_url: str | None) -> str | None:
+    """``--base-url`` as boto3's ``endpoint_url``: botocore adds ``/model/...`` itself, so a URL ending in
+    ``/v1`` (the OpenAI habit, as for the other transports) is taken without it. None: the regional host."""
+    if not base_url:
+        return None
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
 def _isolated_session() -> Any:
     """A botocore session that reads no environment profile and no shared config or credentials file."""
     import botocore.session
@@ -122,7 +131,7 @@ def open_transport(endpoint: Endpoint) -> BedrockTransport:
         else:
             session = boto3.session.Session(botocore_session=_isolated_session())
         client = _CLIENTS[key] = session.client(
-            "bedrock-runtime", endpoint_url=endpoint.base_url or None, config=config,
+            "bedrock-runtime", endpoint_url=_endpoint_url(endpoint.base_url), config=config,
             region_name=creds.get("region_name"), aws_access_key_id=creds.get("aws_access_key_id"),
             aws_secret_access_key=creds.get("aws_secret_access_key"),
             aws_session_token=creds.get("aws_session_token"))
