@@ -42,7 +42,7 @@ from typing import Any
 from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
 from replaykit.core.trace.canonical import arguments_key, canonical_json, parsed_arguments
-from replaykit.core.trace.codecs._common import neutral_finish_reason
+from replaykit.core.trace.codecs import neutral_finish_reason
 from replaykit.core.trace.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.trace.run import Run, Step
 from replaykit.core.trace.store import RunStore

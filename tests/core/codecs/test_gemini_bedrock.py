@@ -260,7 +260,7 @@ def test_usage_is_priced_with_each_api_token_convention() -> None:
 
 
 def test_finish_reasons_in_shared_words() -> None:
-    from replaykit.core.trace.codecs._common import neutral_finish_reason
+    from replaykit.core.trace.codecs import neutral_finish_reason
 
     assert {neutral_finish_reason(r, True) for r in ("tool_calls", "tool_use", "STOP")} == {"tool_calls"}
     assert {neutral_finish_reason(r, False) for r in ("stop", "end_turn", "STOP", "completed")} == {"stop"}

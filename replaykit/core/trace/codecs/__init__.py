@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from replaykit.core.errors import CodecError
-from replaykit.core.trace.codecs._common import DecodedRequest, Encoded
+from replaykit.core.trace.codecs._common import DecodedRequest, Encoded, neutral_finish_reason
 from replaykit.core.trace.ir import LLMRequest, LLMResponse, Message, ToolSpec
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "encode_llm_request",
     "encode_request",
     "encode_response",
+    "neutral_finish_reason",
     "translate_request",
 ]
 
