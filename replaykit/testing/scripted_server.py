@@ -434,13 +434,14 @@ A reply is an object with any of:
   tool_calls    a list of {"name": ..., "arguments": {...} or a raw JSON string, "id": optional}
   reasoning     reasoning text (where the API carries it)
   usage         {"input_tokens": N, "output_tokens": N} (default: counted from the text)
-  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "529", "stall"
+  fault         instead of the answer: "429" (with retry_after seconds), "500", "503", "401", "529", "stall"
                 (stall_after_chunks chunks, then stall_seconds of silence), "length" (cut answer),
                 "malformed" (a body that is not JSON), "stream_error" (an error event after
                 stall_after_chunks chunks)
 
-The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
-and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used
+The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses),
+Anthropic Messages (/v1/messages), Google Gemini (/v1beta/models/M:generateContent and
+:streamGenerateContent) and AWS Bedrock Converse (/model/M/converse and /converse-stream), streamed or not. Each reply is given once; when the list is used
 up the server says so on stderr and answers with --policy. --loop starts the list again instead, so the
 same agent run can be made any number of times, one after the other. --per-turn picks each reply by its
 place in the conversation instead (how many tool results follow the last user message): every user
