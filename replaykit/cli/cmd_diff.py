@@ -78,8 +78,11 @@ def _print_text(result: Any) -> None:
         nb = "" if row["step_b"] is None else str(row["step_b"])
         head = f"{na:>3} {nb:>3} "
         why = f"{row['field']} differs ({row['cause']})"
+        lost = f"[{row['losses_b']} lost in translation] " if row.get("losses_b") else ""
+        if lost:
+            b = {**b, "summary": lost + str(b.get("summary", ""))}
         if row["op"] == "equal":
-            line(f"{head}  {a.get('summary', '')}")
+            line(f"{head}  {lost}{a.get('summary', '')}")
         elif row["op"] == "removed":
             line(f"{head}- {a.get('summary', '')}", "red")
         elif row["op"] == "inserted":

@@ -160,9 +160,14 @@ def test_translation_losses_are_shown_by_inspect_and_counted_by_diff(tmp_path: P
     assert main(["inspect", run_id, "--store", str(store), "--step", "0"]) == 0
     assert "lost in translation: parameter 'prompt_cache_key' dropped" in capsys.readouterr().out
     assert main(["diff", _run_id("codex_responses"), run_id, "--store", str(store), "--json"]) in (0, 1)
-    counted = json.loads(capsys.readouterr().out)["translation_losses"]["b"]
+    document = json.loads(capsys.readouterr().out)
+    counted = document["translation_losses"]["b"]
+    assert sum(row.get("losses_b", 0) for row in document["steps"]) == counted
     assert counted == sum(len(e.request.provider_details["replaykit"]["wire"].get("losses", []))
                           for e in played.llm_calls()) > 0
+    main(["diff", _run_id("codex_responses"), run_id, "--store", str(store)])
+    text = capsys.readouterr().out
+    assert f"translation losses (cross-API live steps): A 0, B {counted}" in text and "lost in translation] " in text
 
 
 def test_eval_with_api_over_a_small_corpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

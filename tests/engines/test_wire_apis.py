@@ -282,3 +282,19 @@ def test_real_world_recordings_with_tool_calls_play_on_every_api(name: str, api:
     live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
     assert len(live) == len(requests) and all(_wire(e)["api"] == api for e in live)
     diff_runs(run, played)
+
+
+def test_a_pointer_to_the_providers_stored_conversation_is_not_sent(tmp_path: Path) -> None:
+    """A Responses recording's previous_response_id names a conversation stored at the original provider;
+    a play sends the whole history, so the pointer is dropped, and the step says so."""
+    from replaykit.core.replay.live_model import LiveModel
+    from replaykit.core.trace.ir import Message, TextPart
+
+    options = PlayOptions(base_url="http://127.0.0.1:9/v1", model="m", api="openai-responses",
+                          store=RunStore(tmp_path))
+    model = LiveModel(options, source_api="openai-responses")
+    body, sent = model.encode([Message(role="user", parts=[TextPart(text="hi")])], None,
+                              {"previous_response_id": "resp_1", "store": False})
+    assert "previous_response_id" not in body and body["store"] is False
+    assert sent.losses == ["parameter 'previous_response_id' dropped (the play sends the whole history, not a "
+                           "pointer to the provider's stored conversation)"]

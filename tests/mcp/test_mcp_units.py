@@ -158,3 +158,25 @@ def test_a_lineage_naming_a_path_does_not_lead_outside_the_store(tools: Tools, t
     assert "invalid run id" in cost.ledger["parent_note"] or "could not be read" in cost.ledger["parent_note"]
     diff = tools.diff_runs("failing-a", branch.run_id)
     assert "TOP SECRET" not in json.dumps(cost.model_dump()) + json.dumps(diff.model_dump())
+
+
+def test_a_live_play_goes_to_the_api_the_server_was_started_with(tmp_path: Path) -> None:
+    """``mcp --allow-live --api anthropic-messages``: the client plays live on that API (the endpoint,
+    model and API fixed by the operator, never chosen by the client)."""
+    pytest.importorskip("anthropic")
+    from replaykit.core.trace.run import Run
+    from replaykit.core.trace.store import RunStore
+    from replaykit.mcp.tools import LiveEndpoint, Tools
+    from replaykit.testing.scripted_server import ScriptedServer, hermes_default_policy
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "tools_sequence.jsonl"
+    store = RunStore(tmp_path / "store")
+    source = Run.load(fixture)
+    store.write_run(source.header, list(source.events))
+    with ScriptedServer(hermes_default_policy(), strict=True) as srv:
+        tools = Tools(store, LiveEndpoint(base_url=srv.base_url, model="candidate", api_key_env=None,
+                                          api="anthropic-messages"))
+        played = tools.play_run(source.run_id, live=True)
+        assert {r.path for r in srv.llm_requests} == {"/v1/messages"} and srv.violations == []
+    run = store.load(played.run_id)
+    assert {e.request.api for e in run.llm_calls() if e.provenance == "live"} == {"anthropic-messages"}

@@ -424,7 +424,7 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             "a": _row(a, step_a),
             "b": _row(b, step_b),
         })
-        lost = len(step_losses(step_b.event)) if step_b is not None and step_b.kind == "llm_call" else 0
+        lost = len(step_losses(step_b.event)) if step_b is not None and step_b.kind == "llm" else 0
         if lost:
             result.rows[-1]["losses_b"] = lost
     return result

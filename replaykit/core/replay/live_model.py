@@ -36,6 +36,9 @@ from replaykit.core.trace.wire_record import wire_details
 
 #: request fields an engine sets itself; recorded values of these are never forwarded
 DROP_PARAMS = frozenset({"model", "messages", "tools", "stream", "stream_options", "n"})
+#: server-side conversation state (Responses): a play sends the whole history itself, so a recorded
+#: pointer to the provider's stored conversation is dropped (and said so on the step)
+SERVER_STATE_PARAMS = ("previous_response_id", "conversation")
 
 
 @dataclass
@@ -101,6 +104,9 @@ class LiveModel:
                params: dict[str, Any]) -> tuple[dict[str, Any], SentRequest]:
         """The body sent for ``messages`` and what it holds (see ``SentRequest``)."""
         params = {k: v for k, v in params.items() if k not in DROP_PARAMS}
+        state_losses = [f"parameter {k!r} dropped (the play sends the whole history, not a pointer to the "
+                        "provider's stored conversation)" for k in SERVER_STATE_PARAMS if k in params]
+        params = {k: v for k, v in params.items() if k not in SERVER_STATE_PARAMS}
         with_model = {**params, "model": self.wire.model}
         if not any(m.role not in ("system", "developer") for m in messages):
             raise BadInput(f"{self._step()}: the recorded request holds no message but a system prompt; "
@@ -119,7 +125,7 @@ class LiveModel:
             sent_messages, sent_tools = decoded.messages, decoded.tools
             sent_params = {k: v for k, v in decoded.params.items() if k != "model"}
         sent = SentRequest(self.api, sent_messages, list(sent_tools) if sent_tools is not None else None,
-                           sent_params, self.source_api, list(encoded.losses),
+                           sent_params, self.source_api, [*state_losses, *encoded.losses],
                            self.wire.api.price_provider if self.wire.base_url is None else None)
         return encoded.body, sent
 
