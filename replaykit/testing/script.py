@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Api = Literal["chat", "responses", "anthropic"]
-FaultKind = Literal["429", "500", "401", "529", "stall", "length", "malformed", "stream_error"]
-FAULT_KINDS: tuple[str, ...] = ("429", "500", "401", "529", "stall", "length", "malformed", "stream_error")
+Api = Literal["chat", "responses", "anthropic", "gemini", "bedrock"]
+FaultKind = Literal["429", "500", "503", "401", "529", "stall", "length", "malformed", "stream_error"]
+FAULT_KINDS: tuple[str, ...] = ("429", "500", "503", "401", "529", "stall", "length", "malformed", "stream_error")
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,12 @@ class ToolCall:
 class Reply:
     """One scripted answer, or a fault to inject instead of (or part way through) it.
 
-    ``fault``: "429" (with ``retry_after`` seconds), "500", "401", "529" (Anthropic's overloaded; HTTP
-    errors before any body), "stream_error" (a 200 stream that sends ``stall_after_chunks`` frames, then
-    the API's in-stream error event: Anthropic ``overloaded_error``, a Chat ``error`` chunk, a Responses
-    ``error`` event),
+    ``fault``: "429" (with ``retry_after`` seconds), "500", "503", "401", "529" (Anthropic's overloaded;
+    HTTP errors before any body: for Gemini RESOURCE_EXHAUSTED / INTERNAL / UNAVAILABLE, for Bedrock
+    ThrottlingException / InternalServerException / ServiceUnavailableException), "stream_error" (a 200
+    stream that sends ``stall_after_chunks`` frames, then the API's in-stream error: Anthropic
+    ``overloaded_error``, a Chat ``error`` chunk, a Responses ``error`` event, a Gemini ``{"error": ...}``
+    chunk, a Bedrock ``modelStreamErrorException`` frame),
     "stall" (headers and ``stall_after_chunks`` stream chunks, then ``stall_seconds`` of silence, then the
     connection is closed), "length" (the answer is cut and finish_reason is "length"), "malformed"
     (a body that is not valid JSON). ``frame_gap``: seconds between the frames of a streamed answer
@@ -144,14 +146,10 @@ def summarize(api: Api, body: Mapping[str, Any], index: int) -> ScriptRequest:
     users: list[str] = []
     since = total = 0
     system = ""
-    tools: list[str] = []
-    for tool in body.get("tools") or ():
-        if isinstance(tool, Mapping):
-            fn = tool.get("function")
-            name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
-            if isinstance(name, str):
-                tools.append(name)
-    if api == "chat":
+    tools: list[str] = _tool_names(api, body)
+    if api in ("gemini", "bedrock"):
+        system, users, since, total = _summarize_native(api, body)
+    elif api == "chat":
         for msg in body.get("messages") or ():
             role = msg.get("role") if isinstance(msg, Mapping) else None
             if role == "user":
@@ -203,6 +201,53 @@ def summarize(api: Api, body: Mapping[str, Any], index: int) -> ScriptRequest:
         tool_results_total=total,
         system_text=system,
     )
+
+
+def _tool_names(api: Api, body: Mapping[str, Any]) -> list[str]:
+    names: list[Any] = []
+    if api == "gemini":
+        for tool in body.get("tools") or ():
+            if isinstance(tool, Mapping):
+                names += [d.get("name") for d in tool.get("functionDeclarations") or () if isinstance(d, Mapping)]
+    elif api == "bedrock":
+        config = body.get("toolConfig")
+        for tool in (config.get("tools") if isinstance(config, Mapping) else None) or ():
+            spec = tool.get("toolSpec") if isinstance(tool, Mapping) else None
+            if isinstance(spec, Mapping):
+                names.append(spec.get("name"))
+    else:
+        for tool in body.get("tools") or ():
+            if isinstance(tool, Mapping):
+                fn = tool.get("function")
+                names.append(fn.get("name") if isinstance(fn, Mapping) else tool.get("name"))
+    return [n for n in names if isinstance(n, str)]
+
+
+def _summarize_native(api: Api, body: Mapping[str, Any]) -> tuple[str, list[str], int, int]:
+    """(system text, user texts, tool results since the last user text, all tool results) of a Gemini
+    or Bedrock body: their tool results travel in user turns, as parts / blocks."""
+    if api == "gemini":
+        system_value = body.get("systemInstruction")
+        parts = system_value.get("parts") if isinstance(system_value, Mapping) else None
+        system = _text_of(parts) if parts is not None else _text_of(system_value)
+        turns, key, result_key = body.get("contents") or (), "parts", "functionResponse"
+    else:
+        system = _text_of(body.get("system"))
+        turns, key, result_key = body.get("messages") or (), "content", "toolResult"
+    users: list[str] = []
+    since = total = 0
+    for turn in turns:
+        if not isinstance(turn, Mapping) or turn.get("role") != "user":
+            continue
+        items = [p for p in turn.get(key) or () if isinstance(p, Mapping)]
+        results = [p for p in items if result_key in p]
+        if results:
+            since += len(results)
+            total += len(results)
+        else:
+            users.append(_text_of(items))
+            since = 0
+    return system, users, since, total
 
 
 class ReplyList:

@@ -1,5 +1,9 @@
-"""A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses and
-Anthropic Messages, JSON and SSE, with fault injection and a thread-safe log of every request.
+"""A scripted LLM provider on 127.0.0.1 for offline tests: OpenAI Chat Completions, OpenAI Responses,
+Anthropic Messages (JSON and SSE), Google Gemini (``/v1beta/models/M:generateContent`` and
+``:streamGenerateContent?alt=sse``) and AWS Bedrock Converse (``/model/M/converse`` and ``/converse-stream``,
+binary event-stream frames), with fault injection and a thread-safe log of every request. Every request
+is checked against its API's rules (``testing/validate.py``): the broken rules are kept in
+``RecordedRequest.violations`` and, with ``strict=True``, answered with the provider's 400.
 
 Stdlib only, so it runs in any venv and in subprocesses::
 
@@ -15,17 +19,20 @@ or from a shell: ``python -m replaykit.testing.scripted_server [--port N] [--scr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from replaykit.testing import wire
+from replaykit.testing import eventstream, wire, wire_bedrock, wire_gemini
 from replaykit.testing.script import (
     Api,
     Policy,
@@ -48,8 +55,22 @@ from replaykit.testing.script import (
 from replaykit.testing.validate import check_request
 
 # Headers that carry credentials are never logged.
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"})
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie",
+                             "x-goog-api-key", "x-amz-security-token"})
 _ROUTES: dict[str, Api] = {"/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "anthropic"}
+_GEMINI = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(generateContent|streamGenerateContent)")
+_BEDROCK = re.compile(r"/model/([^/]+)/(converse|converse-stream)")
+
+
+def native_route(path: str) -> tuple[Api, str, bool] | None:
+    """(API, model, streamed) of a Gemini or Bedrock path; None for any other path."""
+    match = _GEMINI.fullmatch(path)
+    if match:
+        return "gemini", urllib.parse.unquote(match.group(1)), match.group(2) == "streamGenerateContent"
+    match = _BEDROCK.fullmatch(path)
+    if match:
+        return "bedrock", urllib.parse.unquote(match.group(1)), match.group(2) == "converse-stream"
+    return None
 
 
 @dataclass(frozen=True)
@@ -99,6 +120,11 @@ class ScriptedServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        """The bare origin: what google-genai (``http_options.base_url``) and boto3 (``endpoint_url``) take."""
+        return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> ScriptedServer:
         if self._thread is None:
@@ -167,8 +193,7 @@ class ScriptedServer:
     def _set_reply(self, rec: RecordedRequest, reply: Reply) -> None:
         with self._lock:
             pos = next(i for i in range(len(self._log) - 1, -1, -1) if self._log[i] is rec)
-            self._log[pos] = RecordedRequest(rec.method, rec.path, rec.headers, rec.body, rec.api, rec.index,
-                                             reply, rec.received_at, rec.violations)
+            self._log[pos] = dataclasses.replace(rec, reply=reply)
 
 
 def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
@@ -226,6 +251,10 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def _post(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             body, ok = self._read_body()
+            native = native_route(path)
+            if native is not None:
+                self._native(path, body, ok, *native)
+                return
             api = _ROUTES.get(path)
             violations = check_request(api, body) if api is not None and ok and isinstance(body, dict) else []
             index, rec = server._record("POST", path, dict(self.headers), body, api, violations)
@@ -247,9 +276,75 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._set_reply(rec, reply)
             self._answer(api, req.stream, body, reply, req)
 
+        # -- Gemini and Bedrock
+        def _native(self, path: str, body: Any, ok: bool, api: Api, model: str, stream: bool) -> None:
+            found = check_request(api, body, model) if ok else ["request body is not JSON"]
+            index, rec = server._record("POST", path, dict(self.headers), body, api, found)
+            if not ok or not isinstance(body, dict) or (found and server.strict):
+                self._native_error(api, 400, "; ".join(found)[:2000])
+                return
+            assert index is not None
+            req = dataclasses.replace(summarize(api, body, index), model=model, stream=stream)
+            try:
+                reply = server.policy(req)
+            except Exception as exc:
+                self._native_error(api, 500, f"script error: {exc!r}")
+                return
+            server._set_reply(rec, reply)
+            if reply.fault in ("429", "500", "503", "529", "401") or (reply.fault == "stream_error" and not stream):
+                # 529 is Anthropic's "overloaded": Gemini and Bedrock say it with a 503 (UNAVAILABLE,
+                # ServiceUnavailableException)
+                status = {"stream_error": 500, "529": 503}.get(str(reply.fault)) or int(reply.fault)  # type: ignore[arg-type]
+                message = "scripted: the model is overloaded" if reply.fault == "529" else f"scripted HTTP {status}"
+                self._native_error(api, status, message, reply.retry_after)
+                return
+            prefix = "tooluse_" if api == "bedrock" else "call_"
+            answer = wire.resolve(reply, req, server._ids, api if api != "bedrock" else "anthropic")
+            if api == "bedrock":
+                answer = dataclasses.replace(answer, tool_calls=tuple(
+                    (cid if cid.startswith(prefix) else server._ids.next(prefix), n, a) for cid, n, a in answer.tool_calls))
+            rid = server._ids.next("resp-")
+            if not stream:
+                if reply.fault == "stall":
+                    self._stall_plain(reply)
+                elif reply.fault == "malformed":
+                    self._send_raw(200, b'{"candidates": [', "application/json")
+                else:
+                    self._send_json(200, wire_gemini.gemini_json(answer, model, rid) if api == "gemini"
+                                    else wire_bedrock.converse_json(answer))
+                return
+            if reply.fault == "stall":
+                # the stream goes silent before its last frame, however short the answer
+                total = sum(1 for _ in (wire_gemini.gemini_sse(answer, model, rid) if api == "gemini"
+                                        else wire_bedrock.converse_events(answer)))
+                reply = dataclasses.replace(reply, stall_after_chunks=min(reply.stall_after_chunks, total - 1))
+            if api == "gemini":
+                frames: Iterator[str | bytes] = wire_gemini.gemini_sse(answer, model, rid)
+                if reply.fault == "stream_error":
+                    frames = _then_error(frames, reply.stall_after_chunks, "data: " + json.dumps(
+                        wire_gemini.error_body(503, "scripted in-stream error")) + "\r\n\r\n")
+                if reply.fault == "malformed":
+                    frames = _then_error(frames, 1, 'data: {"candidates": [{"content": \r\n\r\n')
+                self._stream(frames, Reply() if reply.fault in ("malformed", "stream_error") else reply, api)
+                return
+            corrupt = 1 if reply.fault == "malformed" else None
+            frames = wire_bedrock.converse_stream(answer, corrupt_at=corrupt)
+            if reply.fault == "stream_error":
+                frames = _then_error(frames, reply.stall_after_chunks, eventstream.exception(
+                    "modelStreamErrorException", "scripted: the model stream failed; try again"))
+            self._stream(frames, Reply() if reply.fault in ("malformed", "stream_error") else reply, api,
+                         "application/vnd.amazon.eventstream")
+
+        def _native_error(self, api: Api, status: int, message: str, retry_after: float | None = None) -> None:
+            extra = {"Retry-After": f"{retry_after:g}"} if status == 429 and retry_after is not None else {}
+            if api == "gemini":
+                self._send_json(status, wire_gemini.error_body(status, message, retry_after), extra)
+            else:
+                self._send_json(status, wire_bedrock.error_body(message), {**extra, **wire_bedrock.error_headers(status)})
+
         # -- answering
         def _answer(self, api: Api, stream: bool, body: dict[str, Any], reply: Reply, req: Any) -> None:
-            if reply.fault in ("429", "500", "401", "529"):
+            if reply.fault in ("429", "500", "503", "401", "529"):
                 status = int(reply.fault)
                 extra = {"Retry-After": f"{reply.retry_after:g}"} if status in (429, 529) else {}
                 self._send_json(status, wire.error_body(api, status, f"scripted HTTP {status}"), extra)
@@ -300,10 +395,15 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             server._stop.wait(reply.stall_seconds)
             self.close_connection = True
 
-        def _stream(self, frames: Iterator[str], reply: Reply, api: Api) -> None:
-            # SSE without a length: the connection closes at the end of the stream.
+        def _stream(self, frames: Iterator[str] | Iterator[str | bytes], reply: Reply, api: Api,
+                    content_type: str = "text/event-stream") -> None:
+            # A stream without a length: the connection closes at the end of the stream. Bedrock's
+            # event stream goes chunked, as AWS sends it (botocore reads it chunk by chunk).
+            chunked = content_type == "application/vnd.amazon.eventstream"
             self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Type", content_type)
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
@@ -324,12 +424,25 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         return
                     if reply.frame_gap > 0 and n > 0:
                         server._stop.wait(reply.frame_gap)
-                    self.wfile.write(frame.encode())
+                    data = frame.encode() if isinstance(frame, str) else frame
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+                    self.wfile.flush()
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
                     self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):
                 return
 
     return Handler
+
+
+def _then_error(frames: Iterator[Any], after: int, error: str | bytes) -> Iterator[Any]:
+    """``after`` frames of the stream, then an error inside it (and nothing more)."""
+    for n, frame in enumerate(frames):
+        if n >= after:
+            break
+        yield frame
+    yield error
 
 
 SCRIPT_HELP = """\
@@ -345,13 +458,14 @@ A reply is an object with any of:
   tool_calls    a list of {"name": ..., "arguments": {...} or a raw JSON string, "id": optional}
   reasoning     reasoning text (where the API carries it)
   usage         {"input_tokens": N, "output_tokens": N} (default: counted from the text)
-  fault         instead of the answer: "429" (with retry_after seconds), "500", "401", "529", "stall"
+  fault         instead of the answer: "429" (with retry_after seconds), "500", "503", "401", "529", "stall"
                 (stall_after_chunks chunks, then stall_seconds of silence), "length" (cut answer),
                 "malformed" (a body that is not JSON), "stream_error" (an error event after
                 stall_after_chunks chunks)
 
-The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses)
-and Anthropic Messages (/v1/messages), streamed or not. Each reply is given once; when the list is used
+The same script answers OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses),
+Anthropic Messages (/v1/messages), Google Gemini (/v1beta/models/M:generateContent and
+:streamGenerateContent) and AWS Bedrock Converse (/model/M/converse and /converse-stream), streamed or not. Each reply is given once; when the list is used
 up the server says so on stderr and answers with --policy. --loop starts the list again instead, so the
 same agent run can be made any number of times, one after the other. --per-turn picks each reply by its
 place in the conversation instead (how many tool results follow the last user message): every user

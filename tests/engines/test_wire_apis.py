@@ -90,7 +90,7 @@ def test_faults_are_retried_on_every_api(api: str, kind: str, classified: str, t
     store = RunStore(tmp_path / "store")
     policy = fail_first(1, hermes_default_policy(), kind, retry_after=0.05, stall_seconds=3, stall_after_chunks=2)
     with ScriptedServer(policy, strict=True) as srv:
-        options = PlayOptions(base_url=srv.base_url, model="candidate", api=api, store=store, cut=0,
+        options = PlayOptions(base_url=base_url(srv, api), model="candidate", api=api, store=store, cut=0,
                               stale_timeout=1.0, extra=fast())
         result = play(run, "openai", options)
         sent = len(srv.llm_requests)
@@ -107,7 +107,7 @@ def test_a_length_cut_answer_is_continued_on_every_api(api: str, tmp_path: Path)
     store = RunStore(tmp_path / "store")
     replies = ReplyList([fault("length"), text("and the rest.")], then=hermes_default_policy())
     with ScriptedServer(replies, strict=True) as srv:
-        options = PlayOptions(base_url=srv.base_url, model="candidate", api=api, store=store, cut=0,
+        options = PlayOptions(base_url=base_url(srv, api), model="candidate", api=api, store=store, cut=0,
                               stale_timeout=5.0, extra=fast())
         result = play(run, "openai", options)
         bodies = [r.body for r in srv.llm_requests]

@@ -93,8 +93,9 @@ def _unknown(reason: str) -> Price:
 def _gp_usage(gp: Any, usage: Usage | Mapping[str, Any], api: str | None) -> Any:
     """genai-prices counts input tokens *including* cache reads and writes (OpenAI's convention).
 
-    Anthropic reports `input_tokens` without them, and the Anthropic codec keeps it that way, so they
-    are added back here.
+    Anthropic reports `input_tokens` without them, and so does Bedrock Converse (`inputTokens` beside
+    `cacheReadInputTokens` / `cacheWriteInputTokens`); their codecs keep it that way, so they are added
+    back here. Gemini's `promptTokenCount` already includes `cachedContentTokenCount`.
     """
     if isinstance(usage, Mapping):
         counts = {k: usage.get(k) for k in _TOKEN_FIELDS}
@@ -107,7 +108,7 @@ def _gp_usage(gp: Any, usage: Usage | Mapping[str, Any], api: str | None) -> Any
     inp = usage.input_tokens or 0
     read = usage.cache_read_tokens or 0
     write = usage.cache_write_tokens or 0
-    if api == "anthropic-messages":
+    if api in ("anthropic-messages", "bedrock-converse"):
         inp += read + write
     out = usage.output_tokens
     if out is None and usage.total_tokens is not None and usage.input_tokens is not None:

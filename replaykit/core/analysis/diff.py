@@ -42,6 +42,7 @@ from typing import Any
 from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
 from replaykit.core.trace.canonical import arguments_key, canonical_json, parsed_arguments
+from replaykit.core.trace.codecs import neutral_finish_reason
 from replaykit.core.trace.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
 from replaykit.core.trace.run import Run, Step
 from replaykit.core.trace.store import RunStore
@@ -149,6 +150,15 @@ def _tool_fields(event: ToolCallEvent) -> dict[str, Any]:
 def _fields(run: Run, step: Step, keys: KeyCache) -> dict[str, Any]:
     event = step.event
     return _llm_fields(run, event, keys) if isinstance(event, LLMCallEvent) else _tool_fields(event)
+
+
+def _same_finish_across_apis(a: Any, b: Any) -> bool:
+    """Two model calls on different wire APIs finish alike when their finish reasons mean the same
+    (Chat's ``tool_calls``, Bedrock's ``tool_use``, Gemini's ``STOP`` with calls...)."""
+    if not isinstance(a, LLMCallEvent) or not isinstance(b, LLMCallEvent) or a.request.api == b.request.api:
+        return False
+    return neutral_finish_reason(a.response.finish_reason, bool(a.response.message.tool_calls)) == \
+        neutral_finish_reason(b.response.finish_reason, bool(b.response.message.tool_calls))
 
 
 def _same(x: Any, y: Any) -> bool:
@@ -377,6 +387,8 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             for name, value_a in fields_a.items():
                 value_b = fields_b[name]
                 if value_a == value_b if name == "request.messages" else _same(value_a, value_b):
+                    continue
+                if name == "response.finish_reason" and _same_finish_across_apis(step_a.event, step_b.event):
                     continue
                 cause = _cause(step_a, step_b, name, edits, desync, position)
                 difference = Difference(index, name, cause, value_a, value_b)

@@ -137,6 +137,19 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+#: Google APIs (Gemini, Vertex) name the wait in a ``google.rpc.RetryInfo`` detail of the error body
+_RETRY_DELAY = re.compile(r"""['"]retryDelay['"]\s*:\s*['"](\d+(?:\.\d+)?)s['"]""")
+
+
+def _wait_hint(headers: Mapping[str, str] | None, text: str) -> float | None:
+    """Seconds the provider asked to wait: ``Retry-After`` headers, else a RetryInfo ``retryDelay``."""
+    after = parse_retry_after(headers)
+    if after is None:
+        match = _RETRY_DELAY.search(text)
+        after = float(match.group(1)) if match else None
+    return after
+
+
 _STATUS_IN_TEXT = re.compile(r"\b(?:Error code|HTTP(?: error)?|status(?: code)?)[:= ]+([1-5]\d\d)\b", re.IGNORECASE)
 
 
@@ -255,7 +268,7 @@ def classify(exc_or_status: BaseException | int, headers: Mapping[str, str] | No
     """Name a provider failure from an exception (any client) or an HTTP status code."""
     if isinstance(exc_or_status, int):
         text = _body_text(None, body)
-        return Classified(_kind_for_status(exc_or_status, text), exc_or_status, parse_retry_after(headers),
+        return Classified(_kind_for_status(exc_or_status, text), exc_or_status, _wait_hint(headers, text),
                           text[:300])
     exc = exc_or_status
     text = _body_text(exc, body)
@@ -268,10 +281,10 @@ def classify(exc_or_status: BaseException | int, headers: Mapping[str, str] | No
         # that is really an overflow, a gRPC status): it wins, unless the text says context overflow.
         if coded == "bad_request" and any(marker in text.lower() for marker in _OVERFLOW_MARKERS):
             coded = "context_overflow"
-        return Classified(coded, status if status and status >= 400 else None, parse_retry_after(headers),
+        return Classified(coded, status if status and status >= 400 else None, _wait_hint(headers, text),
                           text[:300])
     if status is not None:
-        return Classified(_kind_for_status(status, text), status, parse_retry_after(headers), text[:300])
+        return Classified(_kind_for_status(status, text), status, _wait_hint(headers, text), text[:300])
     names = " ".join(cls.__name__ for cls in type(exc).__mro__)
     if isinstance(exc, StaleStream):
         return Classified("stale", None, None, text[:300])

@@ -1,4 +1,5 @@
-"""Provider codecs: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages <-> the trace IR.
+"""Provider codecs: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages, Google Gemini and AWS
+Bedrock Converse <-> the trace IR.
 
 Pure functions over plain dicts (no provider SDK imports). Engines go through the dispatch below::
 
@@ -19,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from replaykit.core.errors import CodecError
-from replaykit.core.trace.codecs._common import DecodedRequest, Encoded
+from replaykit.core.trace.codecs._common import DecodedRequest, Encoded, neutral_finish_reason
 from replaykit.core.trace.ir import LLMRequest, LLMResponse, Message, ToolSpec
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "encode_llm_request",
     "encode_request",
     "encode_response",
+    "neutral_finish_reason",
     "translate_request",
 ]
 
@@ -41,6 +43,8 @@ APIS = {
     "openai-responses": "replaykit.core.trace.codecs.openai_responses",
     "anthropic-messages": "replaykit.core.trace.codecs.anthropic",
     "anthropic": "replaykit.core.trace.codecs.anthropic",
+    "google-gemini": "replaykit.core.trace.codecs.gemini",
+    "bedrock-converse": "replaykit.core.trace.codecs.bedrock",
 }
 
 

@@ -89,11 +89,16 @@ def parse_arguments(raw: str) -> Any:
         return None
 
 
+#: who a reasoning signature belongs to, by ``ReasoningPart.provider``
+_OWNERS = {"google-gemini": "Gemini", "bedrock-converse": "Bedrock"}
+
+
 def reasoning_losses(part: ReasoningPart, where: str, target: str) -> list[str]:
     """What a reasoning part loses when it is encoded into a format that is not its own."""
     out: list[str] = []
     if part.signature:
-        out.append(f"{where}: thinking signature dropped (only valid for Anthropic)")
+        owner = _OWNERS.get(part.provider or "", "Anthropic")
+        out.append(f"{where}: thinking signature dropped (only valid for {owner})")
     if part.encrypted:
         out.append(f"{where}: encrypted reasoning dropped (only valid for OpenAI Responses)")
     if part.redacted:
@@ -103,5 +108,27 @@ def reasoning_losses(part: ReasoningPart, where: str, target: str) -> list[str]:
 
 def opaque_loss(part: OpaquePart, where: str, target: str) -> str:
     kind = part.data.get("type") if isinstance(part.data, dict) else None
+    if kind is None and isinstance(part.data, dict) and len(part.data) == 1:
+        kind = next(iter(part.data))  # Gemini and Bedrock blocks are keyed by their kind ({"cachePoint": ...})
     label = f" {kind!r}" if isinstance(kind, str) else ""
     return f"{where}: {part.format} content block{label} dropped (no {target} equivalent)"
+
+
+_NEUTRAL_FINISH = {
+    "stop": "stop", "end_turn": "stop", "stop_sequence": "stop", "completed": "stop",  # Chat, Anthropic, Bedrock, Responses
+    "length": "length", "max_tokens": "length", "max_output_tokens": "length", "incomplete": "length",
+    "content_filter": "content_filter", "safety": "content_filter", "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter", "refusal": "content_filter", "prohibited_content": "content_filter",
+    "tool_calls": "tool_calls", "tool_use": "tool_calls", "function_call": "tool_calls",
+}
+
+
+def neutral_finish_reason(reason: str | None, has_tool_calls: bool) -> str | None:
+    """A finish reason in words every API shares (``stop``, ``tool_calls``, ``length``, ``content_filter``;
+    anything else lower-cased): Chat's ``tool_calls``, Anthropic's and Bedrock's ``tool_use`` and
+    Gemini's ``STOP`` on an answer that calls tools all say the same. For comparing runs played on
+    different APIs; a run's own value is kept as the provider sent it."""
+    if reason is None:
+        return None
+    neutral = _NEUTRAL_FINISH.get(reason.lower(), reason.lower())
+    return "tool_calls" if has_tool_calls and neutral == "stop" else neutral
