@@ -96,13 +96,15 @@ def prompt(name: str, variables: dict[str, str] | None = None) -> str:
 
 
 async def recorded_declaration(ctx: RunContext[Any], tool_def: ToolDefinition) -> ToolDefinition:
-    """Declare a tool to the model exactly as the recorded agent did (tool_schemas.json), so the model
-    sees the same contract; the typed function still validates the arguments. Remove the `prepare=` to
-    send the schema PydanticAI derives from the function instead."""
+    """Declare a tool to the model as the recorded agent did (tool_schemas.json), so the model sees the
+    same contract; the typed function still validates the arguments. strict=False: PydanticAI would
+    otherwise tighten the schema for OpenAI's strict mode. Remove the `prepare=` to send the schema
+    PydanticAI derives from the function instead."""
     declared = TOOL_SCHEMAS.get(tool_def.name)
     if declared is None:
         return tool_def
-    return replace(tool_def, description=declared["description"], parameters_json_schema=declared["parameters"])
+    return replace(tool_def, description=declared["description"], parameters_json_schema=declared["parameters"],
+                   strict=False)
 
 
 def tools(names: list[str]) -> list[Tool[Any]]:
