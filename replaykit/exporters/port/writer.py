@@ -129,11 +129,10 @@ def _check_destination(out: Path, force: bool) -> dict[str, Any] | None:
     return None
 
 
-def _utf8(value: Any) -> bool:
+def _utf8(value: list[Any]) -> bool:
     """Whether the value's text encodes as UTF-8 (no lone surrogate)."""
     try:
-        json.dumps(value if not isinstance(value, list) else [getattr(v, "model_dump", lambda: v)() for v in value],
-                   ensure_ascii=False).encode("utf-8")
+        json.dumps([tool.model_dump() for tool in value], ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
