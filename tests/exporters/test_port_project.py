@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -327,3 +328,52 @@ def test_realworld_recording_ports_and_conforms(tmp_path: Path, path: str, fmt: 
     failures, drivers = suite_failures(port)
     assert failures == [] and drivers
     assert any(d.stubbed for d in drivers)
+
+
+def _system_text(api_path: str, body: dict[str, Any]) -> str:
+    if api_path.endswith("/messages"):
+        system = body.get("system")
+        return system if isinstance(system, str) else "".join(b.get("text", "") for b in system or [])
+    if api_path.endswith("/responses"):
+        if body.get("instructions"):
+            return str(body["instructions"])
+        first = body["input"][0]
+        content = first["content"]
+        return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+    return str(body["messages"][0]["content"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,path,settings", [
+    ("codex_responses", "/v1/responses", {"parallel_tool_calls": True, "tool_choice": "auto",
+                                          "reasoning": {"effort": "medium"}}),
+    ("anthropic_messages", "/v1/messages", {"max_tokens": 128000, "tool_choice": {"type": "auto"}}),
+])
+def test_live_run_on_the_recorded_api(tmp_path: Path, name: str, path: str, settings: dict[str, Any]) -> None:
+    from replaykit.core.trace.run import Run
+    from replaykit.testing.script import sequence_policy
+    from replaykit.testing.scripted_server import ScriptedServer
+
+    if name == "anthropic_messages":
+        pytest.importorskip("anthropic")
+    port = tmp_path / "port"
+    export([FIXTURES / f"{name}.jsonl"], port)
+    run = Run.load(FIXTURES / f"{name}.jsonl")
+    recorded_tools = {t.name: t for t in run.request_tools(run.llm_calls()[0].request) or []}
+    with ScriptedServer(sequence_policy([], final_text="Hi.")) as server:
+        env = {"PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url,
+               "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
+               "HOME": str(tmp_path)}
+        proc = _live(port, "Say hi.", env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        request = server.llm_requests[0]
+    assert request.path == path and "Hi." in proc.stdout
+    body = request.body
+    assert _system_text(path, body) == (port / "prompts" / "system.md").read_text(encoding="utf-8")
+    for key, value in settings.items():
+        assert body[key] == value
+    declared = {t.get("name") or t["function"]["name"]: t for t in body["tools"]}
+    assert set(declared) == set(recorded_tools)
+    for tool_name, tool in declared.items():
+        schema = tool.get("input_schema") or tool.get("parameters") or tool.get("function", {}).get("parameters")
+        assert schema == recorded_tools[tool_name].parameters
