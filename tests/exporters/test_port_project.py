@@ -377,3 +377,17 @@ def test_live_run_on_the_recorded_api(tmp_path: Path, name: str, path: str, sett
     for tool_name, tool in declared.items():
         schema = tool.get("input_schema") or tool.get("parameters") or tool.get("function", {}).get("parameters")
         assert schema == recorded_tools[tool_name].parameters
+
+
+def test_a_signature_that_rejects_the_recorded_arguments_fails(tmp_path: Path) -> None:
+    runs = port_runs.write_ops_runs(tmp_path / "runs")
+    port = tmp_path / "port"
+    export(runs, port)
+    tools = port / "agent_tools.py"
+    text = tools.read_text(encoding="utf-8")
+    assert "priority: Literal['low', 'medium', 'high']" in text
+    tools.write_text(text.replace("priority: Literal['low', 'medium', 'high']", "priority: Literal['low']"),
+                     encoding="utf-8")
+    failures, _ = suite_failures(port)
+    assert failures and "tool create_ticket: the port did not run the tool" in failures[0]
+    assert '"priority": "high"' in failures[0]
