@@ -391,3 +391,53 @@ def test_a_signature_that_rejects_the_recorded_arguments_fails(tmp_path: Path) -
     failures, _ = suite_failures(port)
     assert failures and "tool create_ticket: the port did not run the tool" in failures[0]
     assert '"priority": "high"' in failures[0]
+
+
+def test_hostile_tool_and_property_names_port_and_conform(tmp_path: Path) -> None:
+    from replaykit.core.trace.ir import (
+        LLMResponse,
+        Message,
+        RunHeader,
+        Source,
+        TextPart,
+        ToolCallPart,
+        ToolSpec,
+    )
+    from replaykit.core.trace.recorder import Recorder
+    from replaykit.core.trace.store import RunWriter
+
+    tools = [ToolSpec(name="class", description='Say """hi""" \\ to "them"', parameters={
+                 "type": "object", "properties": {"from": {"type": "string"}, "to-whom": {"type": "string"},
+                                                  "n": {"type": "integer", "default": 2}}, "required": ["from"]}),
+             ToolSpec(name="web.search", description="Search.\n\n    Indented.", parameters={
+                 "type": "object", "properties": {"q": {"anyOf": [{"type": "string"}, {"$ref": "#/x"}]}}})]
+    header = RunHeader(run_id="hostile", created_at="2026-12-01T00:00:00Z", model="m-1",
+                       source=Source(framework="sample"))
+    trace = tmp_path / "hostile.jsonl"
+    writer = RunWriter(trace, header)
+    recorder = Recorder(header, writer)
+    messages = [Message(role="system", parts=[TextPart(text="S")]), Message(role="user", parts=[TextPart(text="go")])]
+    calls = [ToolCallPart(id="c1", name="class", arguments={"from": "a", "to-whom": "b"}),
+             ToolCallPart(id="c2", name="web.search", arguments={"q": "x"})]
+    first = recorder.llm_call(messages, LLMResponse(message=Message(role="assistant", parts=calls)), tools=tools)
+    results = []
+    for call, result in zip(calls, ["hi b", "found x"], strict=True):
+        recorder.tool_call(call.id, call.name, call.arguments, result=result, llm_call_id=first.id)
+        results.append(Message(role="tool", parts=[{"type": "tool_result", "tool_call_id": call.id,  # type: ignore[list-item]
+                                                    "name": call.name, "content": result}]))
+    recorder.llm_call([*messages, first.response.message, *results],
+                      LLMResponse(message=Message(role="assistant", parts=[TextPart(text="done")])), tools=tools)
+    recorder.run_end("done")
+    writer.close()
+    port = tmp_path / "port"
+    export([trace], port)
+    text = (port / "agent_tools.py").read_text(encoding="utf-8")
+    assert "def class_(n: int = 2, **extra: Any) -> str:" in text
+    assert "'class': class_," in text and "'web.search': web_search," in text
+    failures, drivers = suite_failures(port)
+    assert failures == []
+    assert sorted(drivers[0].stubbed) == ["class", "web.search"]
+    set_body(port, "class", '    return "hi " + extra["to-whom"]\n')
+    set_body(port, "web.search", '    return "found " + str(q)\n')
+    failures, drivers = suite_failures(port)
+    assert failures == [] and sorted(drivers[0].ran) == ["class", "web.search"]
