@@ -441,3 +441,35 @@ def test_hostile_tool_and_property_names_port_and_conform(tmp_path: Path) -> Non
     set_body(port, "web.search", '    return "found " + str(q)\n')
     failures, drivers = suite_failures(port)
     assert failures == [] and sorted(drivers[0].ran) == ["class", "web.search"]
+
+
+def test_async_body_and_declared_normaliser(tmp_path: Path) -> None:
+    from replaykit.exporters.port import conformance
+    from replaykit.exporters.port import pydantic_ai as framework
+
+    runs = port_runs.write_ops_runs(tmp_path / "runs")
+    port = tmp_path / "port"
+    export(runs, port)
+    set_body(port, "lookup", '    import json, time\n    return json.dumps({"id": id, "status": "open", '
+                             '**({"history": ["created"]} if verbose else {}), "at": time.time()})\n')
+    text = (port / "agent_tools.py").read_text(encoding="utf-8").replace("def lookup(", "async def lookup(")
+    (port / "agent_tools.py").write_text(text, encoding="utf-8")
+    failures, _ = suite_failures(port)
+    assert failures and '"at": ' in failures[0]  # a volatile field: differs without a normaliser
+
+    def drop_time(result: str) -> str:
+        import json
+
+        data = json.loads(result)
+        data.pop("at", None)
+        return json.dumps(data)
+
+    ran: list[str] = []
+    saved = list(sys.path)
+    try:
+        for case in conformance.cases(port):
+            ran += conformance.run_case(case, port, framework, {"lookup": drop_time}).ran
+    finally:
+        sys.path[:] = saved
+        sys.modules.pop(conformance.TOOLS_MODULE, None)
+    assert ran.count("lookup") == 2
