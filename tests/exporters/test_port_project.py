@@ -46,7 +46,8 @@ def test_hermes_fixture_port_conforms_as_exported(tmp_path: Path, name: str) -> 
     assert any(d.stubbed for d in drivers)
 
 
-@pytest.mark.parametrize("name", [n for n in HERMES_FIXTURES if n != "subagent"])
+@pytest.mark.parametrize("name", [n if n in ("two_turns", "anthropic_messages") else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in HERMES_FIXTURES if n != "subagent"])
 def test_correct_body_passes_and_runs_for_real_wrong_body_fails(tmp_path: Path, name: str) -> None:
     port = tmp_path / "port"
     export([FIXTURES / f"{name}.jsonl"], port)
@@ -173,6 +174,7 @@ def test_agent_code_holds_no_recorded_data_and_no_replaykit(tmp_path: Path) -> N
     assert abs(len((small / "agent.py").read_bytes()) - len((large / "agent.py").read_bytes())) < 400
 
 
+@pytest.mark.slow  # loads the redaction engine
 def test_redacted_recordings(tmp_path: Path) -> None:
     port = tmp_path / "port"
     export([FIXTURES / "two_turns.jsonl"], port, redact=True)
