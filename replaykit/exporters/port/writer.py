@@ -65,7 +65,11 @@ def collect(sources: list[Path], load_child: Any = None) -> tuple[list[Recording
     """The given runs (the agent's) and their subagents' runs: a child is one of the given runs, a trace
     beside its parent's file (by run id, or any file whose lineage names the parent) or, through
     ``load_child(run_id)``, a run of the store."""
-    loaded = [(Run.load(path), path) for path in sources]
+    loaded: list[tuple[Run, Path]] = []
+    for path in dict.fromkeys(Path(p).resolve() for p in sources):
+        run = Run.load(path)
+        if all(run.run_id != other.run_id for other, _ in loaded):  # one copy per run id (recordings/<id>.jsonl)
+            loaded.append((run, path))
     by_id: dict[str, tuple[Run, Path | None]] = {run.run_id: (run, path) for run, path in loaded}
     children: dict[str, Recording] = {}
     for run, path in loaded:
