@@ -475,3 +475,25 @@ def test_async_body_and_declared_normaliser(tmp_path: Path) -> None:
         sys.path[:] = saved
         sys.modules.pop(conformance.TOOLS_MODULE, None)
     assert ran.count("lookup") == 2
+
+
+@pytest.mark.slow
+def test_live_run_that_calls_a_stub_says_which_tool_to_port(tmp_path: Path) -> None:
+    from replaykit.testing.script import call, sequence_policy
+    from replaykit.testing.scripted_server import ScriptedServer
+
+    port = tmp_path / "port"
+    export([FIXTURES / "two_turns.jsonl"], port)
+    with ScriptedServer(sequence_policy([call("harness_echo", {"text": "hi"})])) as server:
+        env = {"PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url,
+               "HOME": str(tmp_path)}
+        proc = _live(port, "Echo hi.", env=env)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "agent.py: port the harness_echo tool (in agent_tools.py)"
+    set_body(port, "harness_echo", ECHO)
+    with ScriptedServer(sequence_policy([call("harness_echo", {"text": "hi"})], final_text="Echoed.")) as server:
+        env["OPENAI_BASE_URL"] = server.base_url
+        proc = _live(port, "Echo hi.", env=env)
+        sent = server.llm_requests[1].body["messages"][-1]
+    assert proc.returncode == 0 and "Echoed." in proc.stdout
+    assert sent["role"] == "tool" and sent["content"] == '{"echo": "HI"}'

@@ -152,7 +152,10 @@ def main() -> None:
     parser.add_argument("--model", default=MODEL, help="a PydanticAI model string (default: %(default)s)")
     args = parser.parse_args()
     user = args.prompt if args.prompt is not None else prompt("example_user")
-    result = agent.run_sync(user, model=args.model{deps}, usage_limits=UsageLimits(request_limit=None))
+    try:
+        result = agent.run_sync(user, model=args.model{deps}, usage_limits=UsageLimits(request_limit=None))
+    except NotImplementedError as exc:  # a tool the model called is still a stub
+        raise SystemExit(f"agent.py: {{exc}} (in agent_tools.py)") from None
     print(result.output)
 
 
