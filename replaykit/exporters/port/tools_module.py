@@ -33,8 +33,8 @@ _HEADER = '''"""The tools of this port: one function per tool the recorded agent
 
 Each tool is called with the model's arguments as keyword arguments and returns a str (sent to the model
 as is) or a JSON-able value (sent as JSON). A body that raises NotImplementedError is not ported yet:
-the conformance suite (`pytest`) answers it from the recordings and says so; a live run reports it to
-the model as an error. Port a tool by replacing its body, then run `pytest` again: the suite runs it for
+the conformance suite (`pytest`) answers it from the recordings and says so; a live run that reaches
+it stops, naming the tool. Port a tool by replacing its body, then run `pytest` again: the suite runs it for
 real and compares its results with the recorded ones.
 {hermes_note}
 TOOLS maps each tool's recorded name to its function: `replaykit play --tools-module agent_tools.py`
