@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,16 @@ pytest.importorskip("pydantic_ai")
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replaykit.core.trace.ir import LLMResponse, Message, RunHeader, TextPart, ToolCallPart, ToolSpec, Usage
+from replaykit.core.trace.ir import (
+    LLMResponse,
+    Message,
+    RunHeader,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+    Usage,
+)
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai.messages import comparable
@@ -116,3 +126,45 @@ def test_trace_content_never_becomes_code(tmp_path: Path, name: str, content: st
     # Function names are plain identifiers derived safely; the module defines nothing else from the trace.
     funcs = [n.name for n in tree.body if isinstance(n, ast.AsyncFunctionDef)]
     assert len(funcs) == 1 and funcs[0].startswith("tool_") and funcs[0].isidentifier()
+
+
+# ----------------------------------------------------------------- Anthropic tool results (issue 35)
+
+HERMES = REPO / "tests" / "fixtures" / "hermes"
+REALWORLD = next((d / "shared" / "realworld" / "data" for d in REPO.parents
+                  if (d / "shared" / "realworld" / "data" / "MANIFEST.json").is_file()), None)
+
+
+def _anthropic_runs() -> list[object]:
+    cases: list[object] = [pytest.param(lambda: Run.load(HERMES / "anthropic_messages.jsonl"), id="hermes-anthropic")]
+    if REALWORLD is not None:
+        def realworld() -> Run:
+            from replaykit.adapters import import_file
+
+            (imported,) = import_file(REALWORLD / "anthropic" / "pydantic-ai-test_multiple_parallel_tool_calls.json",
+                                      "anthropic")
+            return Run(imported.header, imported.events)
+
+        cases.append(pytest.param(realworld, id="realworld-parallel"))
+    return cases
+
+
+@pytest.mark.parametrize("load", _anthropic_runs())
+def test_anthropic_tool_results_continue_the_agent_run(tmp_path: Path, load: Callable[[], Run]) -> None:
+    """Anthropic Messages carries tool results in a ``user`` message: that is the loop's next step, not a
+    new user turn. Split into one agent run per model call, the export served its three responses to the
+    first agent run and then died with ``Exceeded maximum output retries`` in the second."""
+    from replaykit.engines.pydantic_ai.plan import build_plan
+
+    run = load()
+    plan = build_plan(run)
+    user_turns = len({i for i, m in enumerate(run.conversation()) if m.role == "user"
+                      and not all(isinstance(p, ToolResultPart) for p in m.parts)})
+    assert len(plan.segments) == user_turns == 1
+    out = tmp_path / "agent.py"
+    export(run, "pydantic-ai", out)
+    proc = _run_module(out)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert comparable_json(doc["got"]) == comparable_json(doc["want"])
+    assert proc.stdout.count(run.final_answer or "\0") == 1
