@@ -256,13 +256,13 @@ def test_a_correct_tool_body_conforms_and_a_wrong_one_is_named(tmp_path: Path) -
     assert bad.returncode == 1 and bad.stdout == ""
     lines = bad.stderr.strip().splitlines()
     assert "Traceback" not in bad.stderr and len(lines) <= 6, bad.stderr
-    assert lines[0] == "error: tool 'harness_echo' does not match the record at step 1 (user turn 1, call call_001)"
+    assert lines[0] == "error: tool 'harness_echo' does not match the record (step 1, user turn 1, call call_001)"
     assert """expected:  '{"echo": "HELLO REPLAYKIT"}'""" in bad.stderr
     assert """actual:    '{"echo": "hello replaykit"}'""" in bad.stderr
     assert "arguments: '{\"text\":\"hello replaykit\"}'" in bad.stderr
     boom = results["raising"]
     assert boom.returncode == 1 and "Traceback" not in boom.stderr
-    assert "tool 'harness_echo' does not match the record at step 1" in boom.stderr and "disk on fire" in boom.stderr
+    assert "tool 'harness_echo' does not match the record (step 1," in boom.stderr and "disk on fire" in boom.stderr
 
 
 def test_build_graph_signature_is_the_documented_one(tmp_path: Path) -> None:

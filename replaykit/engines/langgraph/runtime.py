@@ -58,6 +58,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 # Embedded verbatim above this module in generated code (the import lines are dropped there).
 from replaykit.core.replay.serve import next_llm_index, request_fingerprint
+from replaykit.core.replay.tool_conformance import agrees, mismatch_text
 from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, Guard, climb, implementation_for
 from replaykit.core.trace.deltas import resolve_all_requests, tool_message
 
@@ -460,12 +461,6 @@ class ReplayLog:
         return [e for e in self.entries if e.get("conforms")]
 
 
-def _shown(text: Any, limit: int = 300) -> str:
-    value = text if isinstance(text, str) else canonical(text)
-    shown = repr(value[:limit])
-    return shown + (f" ... ({len(value)} characters)" if len(value) > limit else "")
-
-
 def mismatch_report(record: Record, log: ReplayLog) -> str | None:
     """One screen naming the first tool call whose real body gave another result than the record (tool,
     step, user turn, call id, arguments, expected and actual), or None when every body agreed."""
@@ -480,13 +475,8 @@ def mismatch_report(record: Record, log: ReplayLog) -> str | None:
             if seen == entry["step"]:
                 break
             seen += 1
-    return "\n".join([
-        f"tool {entry['name']!r} does not match the record at step {entry['step']} (user turn {max(turn, 1)}, "
-        f"call {entry['call_id']})",
-        f"  arguments: {_shown(entry['arguments'])}",
-        f"  expected:  {_shown(entry['expected'])}",
-        f"  actual:    {_shown(entry['result'])}",
-    ])
+    return mismatch_text(entry["name"], entry["step"], max(turn, 1), entry["call_id"], entry["arguments"],
+                         entry["expected"], entry["result"])
 
 
 # ------------------------------------------------------------------------------------ the nodes
@@ -760,8 +750,9 @@ class ToolRouter:
             part, want = ir["parts"][0], expected["parts"][0]
             entry["step"] = self.record.step_of.get(str(recorded["id"]))
             entry["expected"] = want.get("content", "")
-            entry["conforms"] = (part.get("content", "") == want.get("content", "")
-                                 and bool(part.get("is_error")) == bool(want.get("is_error")))
+            entry["conforms"] = agrees(part.get("content", ""), want.get("content", ""),
+                                       actual_error=bool(part.get("is_error")),
+                                       expected_error=bool(want.get("is_error")))
             if entry["conforms"]:
                 ir, stamped_as = expected, "served"
         self.log.add(entry)
