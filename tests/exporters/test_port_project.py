@@ -287,3 +287,43 @@ def test_hermes_builtin_binding_runs_hermes_todo(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "todo: ran for real" in proc.stdout
+
+
+# ------------------------------------------------------------------------- real-world files (read in place)
+
+REALWORLD = next((d / "shared" / "realworld" / "data" for d in ROOT.parents
+                  if (d / "shared" / "realworld" / "data" / "MANIFEST.json").is_file()), Path("/nonexistent"))
+#: real files holding tool calls (other projects' recordings): OpenAI Chat, Responses, Anthropic, OTLP
+REALWORLD_WITH_TOOLS = [
+    ("anthropic/pydantic-ai-test_multiple_parallel_tool_calls.json", "anthropic"),
+    ("anthropic/pydantic-ai-test_anthropic_tool_with_thinking.json", "anthropic"),
+    ("anthropic/openinference-anthropic-test_anthropic_instrumentation_multiple_tool_calling.json", "anthropic"),
+    ("openai-chat/pydantic-ai-test_multiple_agent_tool_calls.json", "openai-chat"),
+    ("openai-chat/pydantic-ai-test_openai_tool_output.json", "openai-chat"),
+    ("openai-chat/pydantic-ai-test_image_url_tool_response.json", "openai-chat"),
+    ("openai-responses/openinference-agent-framework-test_multiple_tools.json", "openai-responses"),
+    ("otel/genai-interlingua-raw-openai-v2.in.json", "otel"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,fmt", REALWORLD_WITH_TOOLS, ids=[p for p, _ in REALWORLD_WITH_TOOLS])
+def test_realworld_recording_ports_and_conforms(tmp_path: Path, path: str, fmt: str) -> None:
+    if not (REALWORLD / path).is_file():
+        pytest.skip(f"the real-world corpus is not beside this checkout ({REALWORLD})")
+    from replaykit.adapters import import_file
+    from replaykit.core.trace.run import Run
+    from replaykit.core.trace.store import RunWriter
+
+    runs = [Run(r.header, r.events) for r in import_file(REALWORLD / path, fmt)]
+    with_tools = [r for r in runs if any(c.response.message.tool_calls for c in r.llm_calls())]
+    assert with_tools
+    trace = tmp_path / f"{with_tools[0].run_id}.jsonl"
+    with RunWriter(trace, with_tools[0].header) as writer:
+        for event in with_tools[0].events:
+            writer.append(event)
+    port = tmp_path / "port"
+    export([trace], port)
+    failures, drivers = suite_failures(port)
+    assert failures == [] and drivers
+    assert any(d.stubbed for d in drivers)

@@ -36,12 +36,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from replaykit.core.trace.ir import Message
+from replaykit.core.trace.ir import LLMResponse, Message, TextPart
 from replaykit.core.trace.run import Run
 from replaykit.exporters.port.spec import ModelStep, ToolCallStep, Turn, recorded_turns
 
 MARKER = "port.json"
 TOOLS_MODULE = "agent_tools"
+#: the answer served when a recording stops right after a tool step (nothing recorded to serve)
+RECORDING_ENDS = "[the recording ends after these tool calls]"
 #: one line per tool: how the suite's cases met it (filled while the suite runs; ``summary_lines``)
 TOOL_REPORT: dict[str, dict[str, int]] = {}
 
@@ -149,6 +151,7 @@ class TurnDriver:
         self.failure: ConformanceFailure | None = None
         self.ran: list[str] = []  # tools that ran for real (ok), in order
         self.stubbed: list[str] = []  # tools answered from the recording (not ported yet)
+        self.ended_early = False  # the recording stopped after a tool step (no final answer to compare)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------- failures
@@ -176,12 +179,18 @@ class TurnDriver:
         if self.failure is not None:
             raise self.failure
         step_no = self.position
+        if 0 < step_no <= len(self.turn.steps) and self.checked:
+            self._check_results_sent(self.turn.steps[step_no - 1], sent, step_no)
+        if step_no == len(self.turn.steps) and self.turn.steps and self.turn.steps[-1].tool_calls:
+            # the recording stops after the tools ran (a partial log): the turn ends here, with no answer
+            self.position += 1
+            self.ended_early = True
+            end = Message(role="assistant", parts=[TextPart(text=RECORDING_ENDS)])
+            return ModelStep(step_no, end, LLMResponse(message=end, finish_reason="stop"), [], None)
         if step_no >= len(self.turn.steps):
             raise self.fail(f"conformance: {self.where(step_no)}: the port called the model again after the "
                             f"recorded turn ended (the recording has {len(self.turn.steps)} model calls); "
                             f"last request ends with {_short(_tail(sent), 300)}")
-        if step_no > 0 and self.checked:
-            self._check_results_sent(self.turn.steps[step_no - 1], sent, step_no)
         step = self.turn.steps[step_no]
         if step_no == 0 and self.checked and self.case.check_prompt and step.system is not None:
             system = "\n\n".join(m.text for m in sent if m.role in ("system", "developer"))
@@ -263,6 +272,8 @@ class TurnDriver:
         if self.failure is not None:
             raise self.failure
         if not self.checked:
+            return
+        if self.ended_early:
             return
         if self.position < len(self.turn.steps):
             raise self.fail(f"conformance: {self.where(self.position)}: the port ended the turn after "

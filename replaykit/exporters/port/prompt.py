@@ -24,7 +24,7 @@ _KINDS: list[tuple[str, str]] = [
     ("time", r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s*(?:AM|PM|am|pm))?\b"),
     ("uuid", r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
     ("id", r"\b[0-9a-f]{16,}\b"),
-    ("path", r"(?<![\w.])(?:~|/(?:home|Users|root|tmp|var|private|opt|srv|mnt|run|work))(?:/[^\s'\"`,;:)]*)?"),
+    ("path", r"(?<![\w.])(?:~|/(?:home|Users|root|tmp|var|private|opt|srv|mnt|run|work))(?:/[^\s'\"`,;:)]*[^\s'\"`,;:).])?"),
 ]
 
 

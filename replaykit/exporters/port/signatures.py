@@ -166,7 +166,7 @@ class _Typer:
         if all(src.is_parameter_name(k) for k, _ in fields):
             lines = [f"class {name}(TypedDict):"]
             if description:
-                lines.append("    " + src.docstring(description, "    "))
+                lines.append(f"    # {src.comment(description)}")
             for key, sub in props.items():
                 annotation = dict(fields)[str(key)]
                 text = sub.get("description") if isinstance(sub, dict) else None

@@ -49,9 +49,11 @@ def docstring(text: str, indent: str = "    ") -> str:
 
 
 def comment(text: str, limit: int = 100) -> str:
-    """``text`` fit for a ``#`` comment: one line, printable, bounded."""
+    """``text`` fit for a ``#`` comment or a line of a docstring: one line, printable, no quote or
+    backslash, bounded."""
     flat = " ".join(text.split())
-    flat = "".join(c if _plain(c) else "?" for c in flat)
+    # printable, and no quote or backslash: a comment may also sit inside a docstring
+    flat = "".join(c if _plain(c) and c not in '\\"' else "?" for c in flat)
     return flat[:limit] + ("..." if len(flat) > limit else "")
 
 

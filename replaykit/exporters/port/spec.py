@@ -151,7 +151,15 @@ def merged_tools(runs: list[Run]) -> list[ToolSpec]:
                 elif known[1] != schema:
                     raise BadInput(f"tool {tool.name!r} has different parameter schemas in runs {known[2]} and "
                                    f"{run.run_id}: these are not runs of one agent; export them separately")
-    return [tool for tool, _, _ in seen.values()]
+    tools = [tool for tool, _, _ in seen.values()]
+    for run in runs:  # a tool the model called that no request declared (a partial log): typed loosely
+        for call in run.llm_calls():
+            for part in call.response.message.tool_calls:
+                if part.name not in seen:
+                    seen[part.name] = (ToolSpec(name=part.name, description="(called, but not declared in the "
+                                                "recording)", parameters={"type": "object"}), "", run.run_id)
+                    tools.append(seen[part.name][0])
+    return tools
 
 
 def model_settings(params: dict[str, Any]) -> dict[str, Any]:

@@ -129,8 +129,17 @@ def _check_destination(out: Path, force: bool) -> dict[str, Any] | None:
     return None
 
 
+def _utf8(value: list[Any]) -> bool:
+    """Whether the value's text encodes as UTF-8 (no lone surrogate)."""
+    try:
+        json.dumps([tool.model_dump() for tool in value], ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _sha(text: str | bytes) -> str:
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    data = text.encode("utf-8", "backslashreplace") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()
 
 
@@ -164,7 +173,7 @@ def write_port(sources: list[Path], fmt: str, out: str | Path, *, redact: bool =
         files["prompts/subagent.md"] = spec.subagent.system_prompt
     files["tool_schemas.json"] = json.dumps(
         {t.name: {"description": t.description or "", "parameters": t.parameters or {"type": "object", "properties": {}}}
-         for t in all_tools}, indent=2, ensure_ascii=False) + "\n"
+         for t in all_tools}, indent=2, ensure_ascii=not _utf8(all_tools)) + "\n"
     recordings = _manifest_entries(spec, parents, children)
     files["test_conformance.py"] = _SUITE.format(plugin=PLUGINS[fmt])
     files["conftest.py"] = _CONFTEST
@@ -223,10 +232,11 @@ def _write_files(out: Path, files: dict[str, str], previous: dict[str, Any] | No
         if target.is_file() and not force and previous is not None:
             current = _sha(target.read_bytes())
             if current != hashes.get(name) and current != _sha(text):  # edited since the last export
-                write_private(target.with_name(target.name + ".new"), text)
+                write_private(target.with_name(target.name + ".new"), text.encode("utf-8", "backslashreplace"))
                 kept.append(name)
                 continue
-        write_private(target, text)
+        # a lone surrogate (legal in JSON traces) has no UTF-8 form: written as its escape
+        write_private(target, text.encode("utf-8", "backslashreplace"))
     return kept
 
 
