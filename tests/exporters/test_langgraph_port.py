@@ -44,17 +44,25 @@ LG = "langgraph"
 # ``../shared/realworld/data`` from the project root (read where it lies; never copied)
 REALWORLD = next((d / "shared" / "realworld" / "data" for d in Path(__file__).resolve().parents[2].parents
                   if (d / "shared" / "realworld" / "data" / "MANIFEST.json").is_file()), None)
-#: real-world recordings with tool calls whose every turn the recording holds to its end
+#: real-world recordings with tool calls: every API, parallel calls, thinking, tools never declared, a
+#: recording that stops after a tool step (the heavier half is marked slow)
 REALWORLD_FILES = [
-    ("openai-chat/pydantic-ai-test_multiple_agent_tool_calls.json", "openai-chat"),
-    ("openai-chat/pydantic-ai-test_compatible_api_with_tool_calls_without_id.json", "openai-chat"),
-    ("openai-chat/openinference-pydantic-ai-test_openai_tool_span_instrumentation_v5.json", "openai-chat"),
-    ("openai-responses/openinference-agent-framework-test_multiple_tools.json", "openai-responses"),
-    ("anthropic/pydantic-ai-test_multiple_parallel_tool_calls.json", "anthropic"),
-    ("anthropic/pydantic-ai-test_anthropic_tool_with_thinking.json", "anthropic"),
-    ("anthropic/otelcontrib-botocore-test_invoke_model_with_content_tool_call-anthropic.claude.json", "anthropic"),
+    ("openai-chat/pydantic-ai-test_multiple_agent_tool_calls.json", "openai-chat", False),
+    ("openai-responses/openinference-agent-framework-test_multiple_tools.json", "openai-responses", False),
+    ("anthropic/pydantic-ai-test_multiple_parallel_tool_calls.json", "anthropic", False),
+    ("otel/genai-interlingua-raw-openai-v2.in.json", "otel", False),
+    ("openai-chat/otelcontrib-openai-v2-test_chat_completion_tool_calls_with_content.json", "openai-chat", True),
+    ("openai-chat/pydantic-ai-test_compatible_api_with_tool_calls_without_id.json", "openai-chat", True),
+    ("openai-chat/pydantic-ai-test_openai_tool_output.json", "openai-chat", True),
+    ("openai-chat/pydantic-ai-test_image_url_tool_response.json", "openai-chat", True),
+    ("openai-responses/otelcontrib-openai-v2-test_responses_create_captures_tool_call_content.json",
+     "openai-responses", True),
+    ("anthropic/pydantic-ai-test_anthropic_tool_with_thinking.json", "anthropic", True),
+    ("anthropic/openinference-anthropic-test_anthropic_instrumentation_multiple_tool_calling.json", "anthropic", True),
+    ("anthropic/otelcontrib-botocore-test_invoke_model_with_content_tool_call-anthropic.claude.json", "anthropic",
+     True),
+    ("otel/agentevals-kagent-tempo-batches.json", "otel", True),
 ]
-
 
 def _port(tmp_path: Path, sources: list[Path]) -> Path:
     port = tmp_path / "port"
@@ -163,7 +171,8 @@ def test_agent_code_does_not_grow_with_the_recordings(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(REALWORLD is None, reason="the real-world corpus is not beside this checkout")
-@pytest.mark.parametrize("path,fmt", REALWORLD_FILES, ids=[Path(p).stem for p, _ in REALWORLD_FILES])
+@pytest.mark.parametrize("path,fmt", [pytest.param(p, f, id=Path(p).stem, marks=[pytest.mark.slow] if slow else [])
+                                      for p, f, slow in REALWORLD_FILES])
 def test_realworld_recording_port_conforms(tmp_path: Path, path: str, fmt: str) -> None:
     from replaykit.adapters import import_file
 
@@ -174,7 +183,7 @@ def test_realworld_recording_port_conforms(tmp_path: Path, path: str, fmt: str) 
         if run.llm_calls() and any(c.response.message.tool_calls for c in run.llm_calls()):
             sources.append(write_run_file(tmp_path / f"run-{n}.jsonl", run.header, run.events))
     assert sources
-    port = _port(tmp_path, sources[:1])
+    port = _port(tmp_path, sources[-1:])
     failures, drivers = suite_failures(port, LG)
     assert failures == [] and drivers and any(d.stubbed for d in drivers)
 
