@@ -296,3 +296,37 @@ def test_checkpointer_keeps_the_conversation_by_thread(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["first", "second"]
     assert [m["content"] for m in second[1:]] == ["one", "first", "two"]
+
+
+@pytest.mark.slow
+def test_the_ports_tool_module_serves_play_and_the_standalone_script(tmp_path: Path) -> None:
+    """One tool-module convention: a port's agent_tools.py (which imports its neighbour hermes_tools.py)
+    with a ported body is the --tools-module of `replaykit play --engine langgraph` and of the
+    standalone script, unchanged."""
+    from replaykit.exporters import export as export_file
+    from replaykit.testing.script import ReplyList, call, text
+    from replaykit.testing.scripted_server import ScriptedServer
+
+    trace = FIXTURES / "two_turns.jsonl"
+    port = _port(tmp_path, [trace])
+    set_body(port, "harness_echo", ECHO)
+    tools = str(port / "agent_tools.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    with ScriptedServer(ReplyList([call("harness_echo", {"text": "live one"}), text("done")])) as server:
+        play = subprocess.run([sys.executable, "-m", "replaykit", "play", str(trace), "--engine", "langgraph",
+                               "--base-url", server.base_url, "--model", "m", "--at", "0", "--tools-module", tools,
+                               "--store", str(tmp_path / "s"), "--json"], capture_output=True, text=True, env=env,
+                              timeout=300)
+        played = [m["content"] for m in server.llm_requests[1].body["messages"] if m["role"] == "tool"]
+    assert play.returncode == 0, play.stderr[-2000:]
+    assert played[-1] == '{"echo": "LIVE ONE"}'
+    script = tmp_path / "run.py"
+    export_file(Run.load(trace), "python", script)
+    with ScriptedServer(ReplyList([call("harness_echo", {"text": "live two"}), text("done")])) as server:
+        proc = subprocess.run([sys.executable, str(script), "--live", "--base-url", server.base_url, "--model", "m",
+                               "--quiet", "--tools-module", tools], capture_output=True, text=True, timeout=300,
+                              env={"PATH": os.environ.get("PATH", "")})
+        scripted = [m["content"] for m in server.llm_requests[1].body["messages"] if m["role"] == "tool"]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert scripted[-1] == '{"echo": "LIVE TWO"}'
+    assert json.loads(proc.stdout)["counters"]["tool_executions"] == 1

@@ -1,8 +1,8 @@
 """Does a tool body someone wrote agree with the recording? The one rule and the one failure text.
 
 A ported tool runs for real while a recording is replayed around it: its result must equal the
-recorded one (text as is; anything else as the ladder encodes it, ``tool_ladder.ran``), and so must
-its error flag. When it does not, the failure names the tool, the step, the user turn, the call, its
+recorded one (text as is, anything else as JSON; equal as text or as the JSON value both parse to,
+after a declared normaliser of volatile output if any), and so must its error flag. When it does not, the failure names the tool, the step, the user turn, the call, its
 arguments, and the expected and actual results, clipped so it stays one screen.
 
 This module imports only the standard library and nothing from replaykit: the exported LangGraph and
@@ -12,6 +12,7 @@ PydanticAI modules embed it verbatim, so a port's check and replaykit's own say 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 #: characters of a value shown in a mismatch (the rest is counted, not shown)
@@ -23,9 +24,22 @@ def result_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def agrees(actual: Any, expected: Any, *, actual_error: bool = False, expected_error: bool = False) -> bool:
-    """True when a real tool result reproduces the recorded one (same text, same error flag)."""
-    return result_text(actual) == result_text(expected) and bool(actual_error) == bool(expected_error)
+def agrees(actual: Any, expected: Any, *, actual_error: bool = False, expected_error: bool = False,
+           normalize: Callable[[str], str] | None = None) -> bool:
+    """True when a real tool result reproduces the recorded one: the same text (after ``normalize``, a
+    declared normaliser of volatile output, on both sides), or the same JSON value when both parse
+    (``{"a": 1}`` and ``{"a":1}`` are one result); and the same error flag."""
+    if bool(actual_error) != bool(expected_error):
+        return False
+    left, right = result_text(expected), result_text(actual)
+    if normalize is not None:
+        left, right = normalize(left), normalize(right)
+    if left == right:
+        return True
+    try:
+        return bool(json.loads(left) == json.loads(right))
+    except (ValueError, TypeError, RecursionError):
+        return False
 
 
 def shown(value: Any, limit: int = SHOWN) -> str:

@@ -147,8 +147,10 @@ def implementations_in(namespace: dict[str, Any], module_name: str | None = None
 
 def load_tools_file(path: str) -> dict[str, Callable[..., Any]]:
     """Import a tools module from its file (one the user named: trace content is never executed) and
-    return :func:`implementations_in` it. A file that is not Python, or fails to import: ``ValueError``
-    with one line saying why."""
+    return :func:`implementations_in` it. Its folder is on ``sys.path`` while it is imported, as
+    ``python FILE`` would have it, so it can import its neighbours (a port's ``agent_tools.py`` imports
+    ``hermes_tools``). A file that is not Python, or fails to import: ``ValueError`` with one line
+    saying why."""
     import importlib.util
     import os
     import sys
@@ -162,12 +164,17 @@ def load_tools_file(path: str) -> dict[str, Callable[..., Any]]:
         raise ValueError(f"--tools-module {path}: cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    folder = os.path.dirname(file)
+    sys.path.insert(0, folder)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(module_name, None)
         first = " ".join(str(exc).split())[:200]
         raise ValueError(f"--tools-module {path}: importing it failed ({type(exc).__name__}: {first})") from exc
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
     return implementations_in(vars(module), module_name)
 
 
