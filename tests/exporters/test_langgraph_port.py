@@ -330,3 +330,13 @@ def test_the_ports_tool_module_serves_play_and_the_standalone_script(tmp_path: P
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert scripted[-1] == '{"echo": "LIVE TWO"}'
     assert json.loads(proc.stdout)["counters"]["tool_executions"] == 1
+
+
+def test_live_run_without_a_usable_model_is_one_line(tmp_path: Path) -> None:
+    port = _port(tmp_path, [FIXTURES / "anthropic_messages.jsonl"])
+    assert "MODEL = os.environ.get(\"PORT_MODEL\", 'anthropic:" in (port / "agent.py").read_text(encoding="utf-8")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
+    for args in (["--model", "nosuchprovider:x"], ["--model", "openai:m"]):  # unknown provider; no API key
+        proc = _live(port, "hi", *args, env=env)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.startswith("agent.py: cannot create the chat model") and "Traceback" not in proc.stderr

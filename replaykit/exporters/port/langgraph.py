@@ -221,7 +221,12 @@ def main() -> int:
     parser.add_argument("--model", default=MODEL, help="an init_chat_model string (default: %(default)s)")
     args = parser.parse_args()
     user = args.prompt if args.prompt is not None else prompt("example_user")
-    graph = build_agent(chat_model(args.model))
+    try:
+        model = chat_model(args.model)
+    except Exception as exc:  # an unknown provider, its package not installed, no API key
+        print(f"agent.py: cannot create the chat model {{args.model!r}}: {{exc}}", file=sys.stderr)
+        return 2
+    graph = build_agent(model)
     try:
         # ainvoke: tools may be sync or async functions
         result = asyncio.run(graph.ainvoke({{"messages": [HumanMessage(user)]}}, {{"recursion_limit": RECURSION_LIMIT}}))
