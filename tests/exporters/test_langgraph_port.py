@@ -111,6 +111,7 @@ def test_agent_is_the_graph_a_langgraph_user_writes(tmp_path: Path) -> None:
     assert "SETTINGS: dict[str, Any] = {'max_tokens': 65536}" in agent
     assert "MODEL = os.environ.get(\"PORT_MODEL\", 'openai:scripted-model')" in agent
     assert "replaykit" not in agent.replace("replaykit export", "")
+    assert "python agent.py --model openai:gpt-4o-mini" in (port / "README.md").read_text(encoding="utf-8")
     # the typed tools live in the framework-neutral module (keyword arguments)
     tools = (port / "agent_tools.py").read_text(encoding="utf-8")
     assert "def harness_echo(text: str) -> str:" in tools
