@@ -3,9 +3,10 @@ port's own agent. Framework-neutral; a framework's plug-in (``pydantic_ai.drive_
 ``langgraph.drive_turn``) runs one user turn of the port's agent with this driver answering its model and
 watching its tools.
 
-One case per recording and user turn (``cases(DIR)``). A case runs the earlier turns of its recording
-first (every tool answered from the recording, nothing checked: they are their own cases), then its
-turn, checked:
+One case per recording and user turn (``cases(DIR)``). A case starts its turn from the recorded
+conversation before it (``framework.recorded_history(messages)``), or, for a framework without that
+hook, runs the earlier turns of its recording first (every tool answered from the recording, nothing
+checked: they are their own cases); then its turn, checked:
 
 - the model is answered from the recording, step by step (``respond``): the recorded response of each
   model call, in order; a call the recording does not hold (the port asked again after the recorded
@@ -385,7 +386,13 @@ def run_case(case: Case, port_dir: str | Path, framework: Any,
     module = load_port(root, lambda: current[0])
     history: Any = None
     driver: TurnDriver | None = None
-    for turn in case.turns[: case.turn + 1]:
+    turns = case.turns[: case.turn + 1]
+    seed = getattr(framework, "recorded_history", None)
+    if seed is not None and case.turn > 0:
+        # the framework starts the turn from the recorded conversation (linear in the recording's
+        # length), instead of replaying every earlier turn first (those are their own cases)
+        history, turns = seed(case.turns[case.turn].before), turns[-1:]
+    for turn in turns:
         driver = TurnDriver(case, turn, checked=turn.index == case.turn, normalizers=normalizers)
         current[0] = driver
         try:

@@ -268,6 +268,13 @@ def drive_turn(driver: Any, module: Any, case: Any, history: Any) -> tuple[str |
     return (output if isinstance(output, str) else None), result.all_messages()
 
 
+def recorded_history(messages: list[Any]) -> list[Any]:
+    """The recorded conversation before a turn, as PydanticAI messages (the suite's starting point)."""
+    from replaykit.engines.pydantic_ai.messages import to_pydantic_ai
+
+    return list(to_pydantic_ai(messages).messages)
+
+
 def _servable(response: Any) -> Any:
     """The recorded response as served to PydanticAI (unchanged: the engine's converter keeps usage)."""
     return response

@@ -70,6 +70,7 @@ class Turn:
     index: int
     user: str
     steps: list[ModelStep]
+    before: list[Message] = field(default_factory=list)  # the conversation before the user's message
 
     @property
     def answer(self) -> str:
@@ -192,8 +193,10 @@ def recorded_turns(run: Run) -> list[Turn]:
         messages = run.request_messages(call)
         count = _user_count(messages)
         if count != users or not turns:
-            user = next((m.text for m in reversed(messages) if m.role == "user" and m.text), "")
-            turns.append(Turn(len(turns), user, []))
+            last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"
+                         and messages[i].text), None)
+            user = messages[last].text if last is not None else ""
+            turns.append(Turn(len(turns), user, [], messages[:last] if last is not None else list(messages)))
             users = count
         steps = turns[-1].steps
         tool_calls = [ToolCallStep(p.id, p.name, parsed_arguments(p.arguments, p.raw_arguments),
