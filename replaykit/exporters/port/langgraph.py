@@ -369,6 +369,29 @@ def _text(content: Any) -> str:
     return "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content or ())
 
 
+def recorded_history(messages: list[Any]) -> list[Any]:
+    """The recorded conversation before a turn as the graph's state messages (the suite's starting point
+    for a later turn): the system prompt left out (the model node prepends it), each tool result a
+    ``ToolMessage``, each assistant message an ``AIMessage`` with its tool calls."""
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from replaykit.core.trace.ir import LLMResponse
+
+    out: list[Any] = []
+    for message in messages:
+        if message.role in ("system", "developer"):
+            continue
+        if message.role == "assistant":
+            out.append(ai_message(LLMResponse(message=message)))
+            continue
+        for part in message.tool_results:
+            out.append(ToolMessage(content=part.content, tool_call_id=part.tool_call_id, name=part.name,
+                                   status="error" if part.is_error else "success"))
+        if message.role != "tool" and (message.text or not message.tool_results):
+            out.append(HumanMessage(message.text))
+    return out
+
+
 def ai_message(response: Any) -> Any:
     """A recorded IR ``LLMResponse`` as the ``AIMessage`` a chat model returns."""
     from langchain_core.messages import AIMessage
