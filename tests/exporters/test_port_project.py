@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,8 @@ def test_hermes_fixture_port_conforms_as_exported(tmp_path: Path, name: str) -> 
     assert any(d.stubbed for d in drivers)
 
 
-@pytest.mark.parametrize("name", [n for n in HERMES_FIXTURES if n != "subagent"])
+@pytest.mark.parametrize("name", [n if n in ("two_turns", "anthropic_messages") else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in HERMES_FIXTURES if n != "subagent"])
 def test_correct_body_passes_and_runs_for_real_wrong_body_fails(tmp_path: Path, name: str) -> None:
     port = tmp_path / "port"
     export([FIXTURES / f"{name}.jsonl"], port)
@@ -172,6 +174,7 @@ def test_agent_code_holds_no_recorded_data_and_no_replaykit(tmp_path: Path) -> N
     assert abs(len((small / "agent.py").read_bytes()) - len((large / "agent.py").read_bytes())) < 400
 
 
+@pytest.mark.slow  # loads the redaction engine
 def test_redacted_recordings(tmp_path: Path) -> None:
     port = tmp_path / "port"
     export([FIXTURES / "two_turns.jsonl"], port, redact=True)
@@ -327,3 +330,148 @@ def test_realworld_recording_ports_and_conforms(tmp_path: Path, path: str, fmt: 
     failures, drivers = suite_failures(port)
     assert failures == [] and drivers
     assert any(d.stubbed for d in drivers)
+
+
+def _system_text(api_path: str, body: dict[str, Any]) -> str:
+    if api_path.endswith("/messages"):
+        system = body.get("system")
+        return system if isinstance(system, str) else "".join(b.get("text", "") for b in system or [])
+    if api_path.endswith("/responses"):
+        if body.get("instructions"):
+            return str(body["instructions"])
+        first = body["input"][0]
+        content = first["content"]
+        return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+    return str(body["messages"][0]["content"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,path,settings", [
+    ("codex_responses", "/v1/responses", {"parallel_tool_calls": True, "tool_choice": "auto",
+                                          "reasoning": {"effort": "medium"}}),
+    ("anthropic_messages", "/v1/messages", {"max_tokens": 128000, "tool_choice": {"type": "auto"}}),
+])
+def test_live_run_on_the_recorded_api(tmp_path: Path, name: str, path: str, settings: dict[str, Any]) -> None:
+    from replaykit.core.trace.run import Run
+    from replaykit.testing.script import sequence_policy
+    from replaykit.testing.scripted_server import ScriptedServer
+
+    if name == "anthropic_messages":
+        pytest.importorskip("anthropic")
+    port = tmp_path / "port"
+    export([FIXTURES / f"{name}.jsonl"], port)
+    run = Run.load(FIXTURES / f"{name}.jsonl")
+    recorded_tools = {t.name: t for t in run.request_tools(run.llm_calls()[0].request) or []}
+    with ScriptedServer(sequence_policy([], final_text="Hi.")) as server:
+        env = {"PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": server.base_url,
+               "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
+               "HOME": str(tmp_path)}
+        proc = _live(port, "Say hi.", env=env)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        request = server.llm_requests[0]
+    assert request.path == path and "Hi." in proc.stdout
+    body = request.body
+    assert _system_text(path, body) == (port / "prompts" / "system.md").read_text(encoding="utf-8")
+    for key, value in settings.items():
+        assert body[key] == value
+    declared = {t.get("name") or t["function"]["name"]: t for t in body["tools"]}
+    assert set(declared) == set(recorded_tools)
+    for tool_name, tool in declared.items():
+        schema = tool.get("input_schema") or tool.get("parameters") or tool.get("function", {}).get("parameters")
+        assert schema == recorded_tools[tool_name].parameters
+
+
+def test_a_signature_that_rejects_the_recorded_arguments_fails(tmp_path: Path) -> None:
+    runs = port_runs.write_ops_runs(tmp_path / "runs")
+    port = tmp_path / "port"
+    export(runs, port)
+    tools = port / "agent_tools.py"
+    text = tools.read_text(encoding="utf-8")
+    assert "priority: Literal['low', 'medium', 'high']" in text
+    tools.write_text(text.replace("priority: Literal['low', 'medium', 'high']", "priority: Literal['low']"),
+                     encoding="utf-8")
+    failures, _ = suite_failures(port)
+    assert failures and "tool create_ticket: the port did not run the tool" in failures[0]
+    assert '"priority": "high"' in failures[0]
+
+
+def test_hostile_tool_and_property_names_port_and_conform(tmp_path: Path) -> None:
+    from replaykit.core.trace.ir import (
+        LLMResponse,
+        Message,
+        RunHeader,
+        Source,
+        TextPart,
+        ToolCallPart,
+        ToolSpec,
+    )
+    from replaykit.core.trace.recorder import Recorder
+    from replaykit.core.trace.store import RunWriter
+
+    tools = [ToolSpec(name="class", description='Say """hi""" \\ to "them"', parameters={
+                 "type": "object", "properties": {"from": {"type": "string"}, "to-whom": {"type": "string"},
+                                                  "n": {"type": "integer", "default": 2}}, "required": ["from"]}),
+             ToolSpec(name="web.search", description="Search.\n\n    Indented.", parameters={
+                 "type": "object", "properties": {"q": {"anyOf": [{"type": "string"}, {"$ref": "#/x"}]}}})]
+    header = RunHeader(run_id="hostile", created_at="2026-12-01T00:00:00Z", model="m-1",
+                       source=Source(framework="sample"))
+    trace = tmp_path / "hostile.jsonl"
+    writer = RunWriter(trace, header)
+    recorder = Recorder(header, writer)
+    messages = [Message(role="system", parts=[TextPart(text="S")]), Message(role="user", parts=[TextPart(text="go")])]
+    calls = [ToolCallPart(id="c1", name="class", arguments={"from": "a", "to-whom": "b"}),
+             ToolCallPart(id="c2", name="web.search", arguments={"q": "x"})]
+    first = recorder.llm_call(messages, LLMResponse(message=Message(role="assistant", parts=calls)), tools=tools)
+    results = []
+    for call, result in zip(calls, ["hi b", "found x"], strict=True):
+        recorder.tool_call(call.id, call.name, call.arguments, result=result, llm_call_id=first.id)
+        results.append(Message(role="tool", parts=[{"type": "tool_result", "tool_call_id": call.id,  # type: ignore[list-item]
+                                                    "name": call.name, "content": result}]))
+    recorder.llm_call([*messages, first.response.message, *results],
+                      LLMResponse(message=Message(role="assistant", parts=[TextPart(text="done")])), tools=tools)
+    recorder.run_end("done")
+    writer.close()
+    port = tmp_path / "port"
+    export([trace], port)
+    text = (port / "agent_tools.py").read_text(encoding="utf-8")
+    assert "def class_(n: int = 2, **extra: Any) -> str:" in text
+    assert "'class': class_," in text and "'web.search': web_search," in text
+    failures, drivers = suite_failures(port)
+    assert failures == []
+    assert sorted(drivers[0].stubbed) == ["class", "web.search"]
+    set_body(port, "class", '    return "hi " + extra["to-whom"]\n')
+    set_body(port, "web.search", '    return "found " + str(q)\n')
+    failures, drivers = suite_failures(port)
+    assert failures == [] and sorted(drivers[0].ran) == ["class", "web.search"]
+
+
+def test_async_body_and_declared_normaliser(tmp_path: Path) -> None:
+    from replaykit.exporters.port import conformance
+    from replaykit.exporters.port import pydantic_ai as framework
+
+    runs = port_runs.write_ops_runs(tmp_path / "runs")
+    port = tmp_path / "port"
+    export(runs, port)
+    set_body(port, "lookup", '    import json, time\n    return json.dumps({"id": id, "status": "open", '
+                             '**({"history": ["created"]} if verbose else {}), "at": time.time()})\n')
+    text = (port / "agent_tools.py").read_text(encoding="utf-8").replace("def lookup(", "async def lookup(")
+    (port / "agent_tools.py").write_text(text, encoding="utf-8")
+    failures, _ = suite_failures(port)
+    assert failures and '"at": ' in failures[0]  # a volatile field: differs without a normaliser
+
+    def drop_time(result: str) -> str:
+        import json
+
+        data = json.loads(result)
+        data.pop("at", None)
+        return json.dumps(data)
+
+    ran: list[str] = []
+    saved = list(sys.path)
+    try:
+        for case in conformance.cases(port):
+            ran += conformance.run_case(case, port, framework, {"lookup": drop_time}).ran
+    finally:
+        sys.path[:] = saved
+        sys.modules.pop(conformance.TOOLS_MODULE, None)
+    assert ran.count("lookup") == 2

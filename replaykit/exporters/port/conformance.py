@@ -208,6 +208,13 @@ class TurnDriver:
         if [i for i, _ in actual] != [i for i, _ in expected]:
             raise self.fail(f"conformance: {self.where(step_no - 1)}: the port sent tool results for other calls "
                             f"than the recorded ones\n  expected: {_short(expected)}\n  actual:   {_short(actual)}")
+        sent_for = {p.tool_call_id: p.content for p in results}
+        for call in previous.tool_calls:
+            if call.call_id not in self.used:  # the framework answered it without calling the tool
+                raise self.fail(f"conformance: {self.where(step_no - 1, call.name)}: the port did not run the tool "
+                                f"for the recorded call (its arguments were rejected?)\n"
+                                f"  arguments: {_short(call.arguments)}\n"
+                                f"  sent back: {_short(sent_for.get(call.call_id, ''))}")
 
     # ---------------------------------------------------------------------------------------- tools
 

@@ -109,7 +109,7 @@ class AgentSpec:
         first = playable[0]
         call = first.llm_calls()[0]
         turns = recorded_turns(first)
-        called = {c.name for r in playable for t in recorded_turns(r) for s in t.steps for c in s.tool_calls}
+        called = {p.name for r in playable for c in r.llm_calls() for p in c.response.message.tool_calls}
         spec = cls(
             name=name, system_prompt=template, variables=variables, tools=merged_tools(playable),
             settings=model_settings(call.request.params), model=call.request.model or first.model or "gpt-4o",
@@ -135,7 +135,13 @@ def system_prompt_of(run: Run) -> str:
 
 
 def _system_text(messages: list[Message]) -> str:
-    return "\n\n".join(m.text for m in messages if m.role in ("system", "developer"))
+    """The leading system (and developer) messages' text: a prompt's instructions come first."""
+    head: list[str] = []
+    for message in messages:
+        if message.role not in ("system", "developer"):
+            break
+        head.append(message.text)
+    return "\n\n".join(head)
 
 
 def merged_tools(runs: list[Run]) -> list[ToolSpec]:
@@ -189,9 +195,14 @@ def recorded_turns(run: Run) -> list[Turn]:
     results = _results_sent(run, calls)
     turns: list[Turn] = []
     users = -1
+    seen = 0  # messages of the previous request already counted (requests grow by appending)
     for index, call in enumerate(calls):
         messages = run.request_messages(call)
-        count = _user_count(messages)
+        if users >= 0 and len(messages) >= seen:
+            count = users + _user_count(messages[seen:])
+        else:
+            count = _user_count(messages)
+        seen = len(messages)
         if count != users or not turns:
             last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"
                          and messages[i].text), None)
