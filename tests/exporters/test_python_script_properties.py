@@ -254,3 +254,81 @@ def test_deep_nesting_round_trips_and_absurd_nesting_is_a_clear_error() -> None:
     run.events[3].arguments = absurd
     with pytest.raises(BadInput):
         render(run)
+
+
+# ------------------------------------------------------------------------------ empty messages
+
+
+def _maybe_empty(draw: st.DrawFn, role: str) -> Message:
+    """A system or user message that is often empty: no parts at all, one empty text part, whitespace."""
+    kind = draw(st.sampled_from(["no-parts", "empty-text", "whitespace", "text"]))
+    if kind == "no-parts":
+        return Message(role=role, parts=[])
+    text = {"empty-text": "", "whitespace": draw(st.sampled_from([" ", "\n", "\t \r\n"]))}.get(kind)
+    return Message(role=role, parts=[TextPart(text=draw(TEXT) if text is None else text)])
+
+
+@st.composite
+def runs_with_empty_messages(draw: st.DrawFn) -> Run:
+    """Two or three user turns whose system and user messages are often empty, one tool call between."""
+    rec = Recorder(RunHeader(run_id="empty-messages", created_at="2026-12-07T00:00:00Z"), clock=lambda: 0.0, t0=0.0)
+    messages = [_maybe_empty(draw, "system")]
+    for turn in range(draw(st.integers(2, 3))):
+        user = _maybe_empty(draw, "user")
+        rec.turn_start(user)
+        messages.append(user)
+        if turn == 0 and draw(st.booleans()):
+            call = ToolCallPart(id="c0", name="t", arguments={"q": ""}, raw_arguments='{"q": ""}')
+            ask = LLMResponse(message=Message(role="assistant", parts=[call]), finish_reason="tool_calls")
+            event = rec.llm_call(messages, ask)
+            rec.tool_call("c0", "t", {"q": ""}, raw_arguments='{"q": ""}', result=draw(st.sampled_from(["", " "])),
+                          llm_call_id=event.id)
+            messages += [ask.message, Message(role="tool", parts=[ToolResultPart(tool_call_id="c0", content="")])]
+        answer = Message(role="assistant", parts=[TextPart(text=draw(st.sampled_from(["", "ok"])))])
+        rec.llm_call(messages, LLMResponse(message=answer, finish_reason="stop"))
+        rec.turn_end(answer.text, sync=False)
+        messages.append(answer)
+    rec.run_end(messages[-1].text)
+    return Run(rec.header, rec.events)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(runs_with_empty_messages())
+def test_empty_system_and_user_messages_are_reproduced(tmp_path_factory: pytest.TempPathFactory, run: Run) -> None:
+    """An empty system or user message (no parts, an empty or blank text) is a message like any other:
+    written to a trace file and exported from it, the script's conversation holds it at its place,
+    exactly as `replaykit replay --json` and the run's own conversation do."""
+    from replaykit.core.replay.replay import replay_run
+    from replaykit.core.trace import jsonsafe
+    from replaykit.core.trace.store import RunStore
+
+    store = RunStore(tmp_path_factory.mktemp("store"))
+    loaded = Run.load(store.write_run(run.header, run.events))
+    namespace: dict[str, Any] = {"__name__": "replaykit_generated_script"}
+    exec(compile(render(loaded), "run.py", "exec", dont_inherit=True), namespace)
+    status, out, err = call_main(namespace, ["--quiet"])
+    assert status == 0, err
+    document = json.loads(out)
+    expected = json.loads(jsonsafe.dumps(replay_run(loaded)))
+    assert masked(document) == masked(expected)
+    conversation = [json.loads(jsonsafe.model_json(m)) for m in loaded.conversation()]
+    assert document["messages"] == conversation
+    sent = [m for m in run.conversation() if m.role in ("system", "user")]
+    got = [m for m in document["messages"] if m["role"] in ("system", "user")]
+    assert [m["parts"] for m in got] == as_json([[p.model_dump(mode="json", exclude_none=True) for p in m.parts]
+                                                 for m in sent])
+    # --live from the start sends them as they were sent: "content": "" for an empty one, never dropped
+    from replaykit.testing.script import ReplyList
+    from replaykit.testing.script import text as reply_text
+    from replaykit.testing.scripted_server import ScriptedServer
+
+    with ScriptedServer(ReplyList([reply_text("live")] * 3)) as srv:
+        status, out, err = call_main(namespace, ["--live", "--base-url", srv.base_url, "--model", "m", "--quiet"])
+        requests = [r.body["messages"] for r in srv.llm_requests]
+    assert status == 0, err
+    users = [m for m in sent if m.role == "user"]
+    assert len(requests) == len(users)
+    first = requests[0]
+    assert [[m["role"], m["content"]] for m in first] == as_json([[m.role, m.text] for m in sent[:2]])
+    assert [m["content"] for m in requests[-1] if m["role"] == "user"] == as_json([m.text for m in users])

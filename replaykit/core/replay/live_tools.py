@@ -12,9 +12,7 @@ implementation rung.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -127,27 +125,9 @@ def tool_implementations(options: PlayOptions | None) -> dict[str, Callable[...,
 
 def load_tools_module(path: str | Path) -> dict[str, Callable[..., Any]]:
     """Import the user's tools module (a file they named: trace content is never executed) and return
-    its implementations by tool name: a ``TOOLS = {"name": fn}`` dict, plus every public function."""
-    file = Path(path).expanduser()
-    if not file.is_file() or file.suffix != ".py":
-        raise BadInput(f"--tools-module {file}: not a Python file")
-    module_name = f"replaykit_user_tools_{abs(hash(str(file.resolve())))}"
-    spec = importlib.util.spec_from_file_location(module_name, file)
-    if spec is None or spec.loader is None:
-        raise BadInput(f"--tools-module {file}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    its implementations by tool name: a ``TOOLS = {"name": fn}`` dict, plus every public function
+    (``tool_ladder.load_tools_file``: the one rule, which the standalone script embeds too)."""
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(module_name, None)
-        first = " ".join(str(exc).split())[:200]
-        raise BadInput(f"--tools-module {file}: importing it failed ({type(exc).__name__}: {first})") from exc
-    found: dict[str, Callable[..., Any]] = {}
-    table = getattr(module, "TOOLS", None)
-    if isinstance(table, dict):
-        found.update({str(k): v for k, v in table.items() if callable(v)})
-    for attr, value in vars(module).items():
-        if not attr.startswith("_") and inspect.isfunction(value) and value.__module__ == module_name:
-            found.setdefault(attr, value)
-    return found
+        return tool_ladder.load_tools_file(str(path))
+    except ValueError as exc:
+        raise BadInput(str(exc)) from exc

@@ -127,6 +127,57 @@ def climb(name: str, arguments: Any, *, served: Callable[[], Found | None] | Non
     return ran(value)
 
 
+def implementations_in(namespace: dict[str, Any], module_name: str | None = None) -> dict[str, Callable[..., Any]]:
+    """The tool implementations a tools module offers, by tool name: its ``TOOLS = {"name": fn}`` dict
+    (names that are not identifiers live there), plus every public function the module itself defines
+    (``module_name``: functions imported into it from elsewhere are not tools). The one tool-module
+    convention of replaykit: each function takes the call's arguments as keyword arguments."""
+    import inspect
+
+    found: dict[str, Callable[..., Any]] = {}
+    table = namespace.get("TOOLS")
+    if isinstance(table, dict):
+        found.update({str(k): v for k, v in table.items() if callable(v)})
+    for attr, value in namespace.items():
+        if (not attr.startswith("_") and inspect.isfunction(value)
+                and (module_name is None or value.__module__ == module_name)):
+            found.setdefault(attr, value)
+    return found
+
+
+def load_tools_file(path: str) -> dict[str, Callable[..., Any]]:
+    """Import a tools module from its file (one the user named: trace content is never executed) and
+    return :func:`implementations_in` it. Its folder is on ``sys.path`` while it is imported, as
+    ``python FILE`` would have it, so it can import its neighbours (a port's ``agent_tools.py`` imports
+    ``hermes_tools``). A file that is not Python, or fails to import: ``ValueError`` with one line
+    saying why."""
+    import importlib.util
+    import os
+    import sys
+
+    file = os.path.abspath(os.path.expanduser(path))
+    if not os.path.isfile(file) or not file.endswith(".py"):
+        raise ValueError(f"--tools-module {path}: not a Python file")
+    module_name = f"replaykit_user_tools_{abs(hash(file))}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"--tools-module {path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    folder = os.path.dirname(file)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        first = " ".join(str(exc).split())[:200]
+        raise ValueError(f"--tools-module {path}: importing it failed ({type(exc).__name__}: {first})") from exc
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+    return implementations_in(vars(module), module_name)
+
+
 def implementation_for(implementations: Any, name: str) -> Callable[..., Any] | None:
     """The implementation of tool ``name`` in a mapping: by its name, or by its Python identifier
     (``web-search`` -> ``web_search``)."""

@@ -93,7 +93,7 @@ class ReplayGraph:
             with cyclic_gc_paused():
                 messages: list[Any] = rt.drive(self.graph, self.record, config)
         except rt.ReplayDesync as exc:
-            raise LangGraphDesync(str(exc)) from exc
+            raise LangGraphDesync(rt.mismatch_report(self.record, self.log) or str(exc)) from exc
         return messages
 
 

@@ -58,6 +58,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 # Embedded verbatim above this module in generated code (the import lines are dropped there).
 from replaykit.core.replay.serve import next_llm_index, request_fingerprint
+from replaykit.core.replay.tool_conformance import agrees, mismatch_text
 from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, Guard, climb, implementation_for
 from replaykit.core.trace.deltas import resolve_all_requests, tool_message
 
@@ -449,6 +450,34 @@ class ReplayLog:
             "synthetic_steps": sum(1 for e in self.entries if e["provenance"] == "synthetic"),
         }
 
+    def conforming_steps(self) -> list[int]:
+        """The recorded steps the graph reproduced: served, or run for real by a tool body whose result
+        equals the recorded one."""
+        return sorted({e["step"] for e in self.entries if e.get("step") is not None
+                       and (e["provenance"] == "served" or e.get("conforms"))})
+
+    def ran_for_real(self) -> list[JSON]:
+        """The tool calls a real tool body answered whose result equals the record's."""
+        return [e for e in self.entries if e.get("conforms")]
+
+
+def mismatch_report(record: Record, log: ReplayLog) -> str | None:
+    """One screen naming the first tool call whose real body gave another result than the record (tool,
+    step, user turn, call id, arguments, expected and actual), or None when every body agreed."""
+    entry = next((e for e in log.entries if e.get("conforms") is False), None)
+    if entry is None:
+        return None
+    turn, seen = 0, 0
+    for event in record.events:
+        if event.get("kind") == "turn_start":
+            turn += 1
+        if event.get("kind") in ("llm_call", "tool_call"):
+            if seen == entry["step"]:
+                break
+            seen += 1
+    return mismatch_text(entry["name"], entry["step"], max(turn, 1), entry["call_id"], entry["arguments"],
+                         entry["expected"], entry["result"])
+
 
 # ------------------------------------------------------------------------------------ the nodes
 
@@ -665,7 +694,12 @@ class ToolRouter:
             return result
         provenance, detail = call["outcome"] or ("live", {"status": "error" if result.status == "error" else "ok",
                                                           "executed": True})
-        return self._answered(tool_call, len(messages) + offset, offset, provenance, detail, result)
+        recorded = None
+        if call["outcome"] is None and (call["asker_provenance"] in PURE or call["asker_provenance"] == "edited"):
+            # A real tool body answered a call the record holds: its result is checked against the record.
+            recorded = self.record.recorded_tool(call["llm_index"], str(tool_call["id"]), tool_call["name"],
+                                                 tool_call["args"])
+        return self._answered(tool_call, len(messages) + offset, offset, provenance, detail, result, recorded)
 
     def serve_inline(self, messages: Sequence[BaseMessage]) -> list[BaseMessage] | None:
         """The tool messages of the last AI message's calls when the record holds every one of them and
@@ -693,9 +727,12 @@ class ToolRouter:
                 for offset, (c, event) in enumerate(zip(calls, events, strict=True))]
 
     def _answered(self, tool_call: Any, position: int, offset: int, provenance: str, detail: JSON,
-                  result: ToolMessage | None = None) -> BaseMessage:
+                  result: ToolMessage | None = None, recorded: JSON | None = None) -> BaseMessage:
         """The stamped tool message of one answered call, logged (``detail``: the served event, or the
-        live outcome with the ToolNode's ``result``)."""
+        live outcome with the ToolNode's ``result``). ``recorded``: the recorded event of a call a real
+        tool body answered; the entry says whether the body agreed with it (``conforms``, with the
+        ``expected`` result). One that agreed counts as that recorded step and its message is the
+        recorded one, so the replay stays on the record."""
         status = detail.get("status", "ok")
         if provenance == "served" or result is None:
             ir = tool_message(detail)
@@ -707,8 +744,19 @@ class ToolRouter:
                        "result": ir["parts"][0].get("content", ""), "status": status,
                        "step": self.record.step_of.get(str(detail["id"])) if provenance == "served" else None,
                        "duration": detail.get("duration")}
+        stamped_as = provenance
+        if recorded is not None:
+            expected = tool_message(recorded)
+            part, want = ir["parts"][0], expected["parts"][0]
+            entry["step"] = self.record.step_of.get(str(recorded["id"]))
+            entry["expected"] = want.get("content", "")
+            entry["conforms"] = agrees(part.get("content", ""), want.get("content", ""),
+                                       actual_error=bool(part.get("is_error")),
+                                       expected_error=bool(want.get("is_error")))
+            if entry["conforms"]:
+                ir, stamped_as = expected, "served"
         self.log.add(entry)
-        return _stamp(ir, position, provenance, step=entry["step"])
+        return _stamp(ir, position, stamped_as, step=entry["step"])
 
 
 class ToolsNode:

@@ -99,6 +99,14 @@ def comparable(messages: Sequence[Any]) -> list[Any]:
     return [_strip(m) for m in _ta().dump_python(list(messages), mode="json")]
 
 
+def behaviour(messages: Sequence[Any]) -> list[Any]:
+    """What a history did (``replaykit.engines.pydantic_ai.behaviour``): equal for two runs that behaved
+    the same, whatever timing, ids or fields a PydanticAI version adds."""
+    from replaykit.engines.pydantic_ai.behaviour import behaviour_of_dump
+
+    return behaviour_of_dump(_ta().dump_python(list(messages), mode="json"))
+
+
 def parts_signature(message: Any) -> Any:
     """What a model sees of one PydanticAI message: its kind, instructions and parts (no metadata)."""
     dumped = _strip(_ta().dump_python([message], mode="json")[0])

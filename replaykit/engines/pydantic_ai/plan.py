@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.trace.canonical import same_message
-from replaykit.core.trace.ir import LLMCallEvent, Message, ToolCallEvent, ToolSpec
+from replaykit.core.trace.ir import LLMCallEvent, Message, ToolCallEvent, ToolResultPart, ToolSpec
 from replaykit.core.trace.run import Run
 from replaykit.engines.pydantic_ai.messages import PydanticHistory, response_to_pydantic_ai, to_pydantic_ai
 
@@ -57,7 +57,12 @@ class Plan:
 
 
 def _tool_messages(message_list: list[Message]) -> bool:
-    return all(m.role == "tool" for m in message_list)
+    """Only tool results: what the agent loop itself sends after running the tools. Chat Completions
+    gives each result a ``tool`` message; Anthropic Messages carries them in a ``user`` message made of
+    ``tool_result`` blocks, which is the same step of the loop, not a new user turn."""
+    return all(m.role == "tool" or (m.role == "user" and m.parts and all(isinstance(p, ToolResultPart)
+                                                                          for p in m.parts))
+               for m in message_list)
 
 
 def build_plan(run: Run) -> Plan:

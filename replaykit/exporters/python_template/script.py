@@ -32,7 +32,14 @@ if TYPE_CHECKING:
 
 # <template-only>
 from replaykit.core.replay.replay_doc import RangeError, build_replay_document, step_summary
-from replaykit.core.replay.tool_ladder import UNAVAILABLE_STATUS, Found, climb, unavailable_text
+from replaykit.core.replay.tool_ladder import (
+    UNAVAILABLE_STATUS,
+    Found,
+    climb,
+    implementation_for,
+    load_tools_file,
+    unavailable_text,
+)
 from replaykit.core.trace.canonical import arguments_key, parsed_arguments
 from replaykit.core.trace.deltas import resolve_delta_chain
 from replaykit.core.trace.same_marks import SameFiller
@@ -54,9 +61,11 @@ RUN_ID: str | None = None
 # apply_edit() is --edit, live_replay() is --live, diff_scripts() is --diff, write_html() is --html.
 SCRIPT_FORMAT = "replaykit.python-script"
 SCRIPT_FORMAT_VERSION = 1
-# Tools this script may execute in --live mode when no recorded call matches: name -> function taking
-# the parsed arguments and returning the result text. Empty on purpose: a standalone replay runs no
-# tools. Add your own here; destructive ones still need --allow-destructive.
+# Tools this script may execute in --live mode when no recorded call matches: name -> function called
+# with the call's arguments as keyword arguments, returning the result (text, or anything JSON-able).
+# The one tool convention of replaykit: the functions of a `play --tools-module` file or of a port's
+# agent_tools.py work here unchanged (or pass that file with --tools-module). Empty on purpose: a
+# standalone replay runs no tools. Add your own here; destructive ones still need --allow-destructive.
 RUNNABLE_TOOLS: dict[str, Any] = {}
 # Tool names treated as destructive (writes, deletes, shell, messages, payments): replaykit's
 # conservative name rule (replaykit.core.replay.tool_gate).
@@ -494,7 +503,9 @@ def is_destructive(name: str) -> bool:
 class ToolServer:
     """Serves tool calls from the record when the call matches (same tool, same arguments)."""
 
-    def __init__(self, events: list[dict[str, Any]], allow_destructive: bool) -> None:
+    def __init__(self, events: list[dict[str, Any]], allow_destructive: bool,
+                 implementations: dict[str, Any] | None = None) -> None:
+        self.implementations = {**(implementations or {}), **RUNNABLE_TOOLS}
         self.recorded: dict[str, list[dict[str, Any]]] = {}
         for event in events:
             if event.get("kind") == "tool_call" and event.get("result") is not None:
@@ -526,9 +537,8 @@ class ToolServer:
                         "Nothing was changed. Re-run with --allow-destructive to execute it.", "dry_run")
             return None
 
-        function = RUNNABLE_TOOLS.get(name)
-        # RUNNABLE_TOOLS functions take the parsed arguments as one value (the script's documented contract).
-        implementation = None if function is None else (lambda *_a, **_k: function(arguments))
+        # The ladder calls it (keyword arguments from the parsed arguments), as every replaykit engine does.
+        implementation = implementation_for(self.implementations, name)
         answer = climb(name, arguments, served=served, guard=guard, implementation=implementation)
         if answer.rung == "served":
             self.served += 1
@@ -578,7 +588,11 @@ def live_replay(header: dict[str, Any], events: list[dict[str, Any]], opts: argp
     if not 0 <= cut <= len(positions):
         raise ScriptError(f"--from {cut} out of range: the run has steps 0..{len(positions) - 1}")
     client = Live(opts)
-    tools_server = ToolServer(record, opts.allow_destructive)
+    try:
+        implementations = load_tools_file(opts.tools_module) if opts.tools_module else {}
+    except ValueError as exc:
+        raise ScriptError(str(exc)) from None
+    tools_server = ToolServer(record, opts.allow_destructive, implementations)
     started = time.perf_counter()
     prefix = events[: positions[cut]] if cut < len(positions) else events
     document = build_replay_document(header, prefix)
@@ -847,6 +861,8 @@ OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--model", {"metavar": "NAME", "help": "--live: model name"}),
     ("--api-key-env", {"metavar": "VAR", "help": "--live: environment variable holding the API key"}),
     ("--allow-destructive", {"action": "store_true", "help": "--live: let runnable tools change state"}),
+    ("--tools-module", {"metavar": "PATH", "help": "--live: tool implementations (keyword arguments), "
+                                                  "as for replaykit play --tools-module"}),
     ("--timeout", {"type": float, "default": 60.0, "help": "--live: seconds per HTTP request"}),
     ("--max-attempts", {"type": int, "default": 5, "help": "--live: attempts per model call"}),
     ("--backoff", {"type": float, "default": 0.5, "help": "--live: first retry delay in seconds"}),

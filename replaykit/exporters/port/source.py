@@ -1,0 +1,115 @@
+"""Safe pieces of generated Python: trace content enters a generated file only through these.
+
+Every string from a trace becomes a literal built by ``repr`` (``py_str``) or a checked triple-quoted
+docstring (``docstring``); every name becomes an identifier checked by ``str.isidentifier`` and
+``keyword`` (``identifier``); every default value a literal ``ast.literal_eval`` reads back to an equal
+value (``py_literal``). Whole files are compile-checked before they are written (``check_compiles``).
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import math
+import re
+import unicodedata
+from typing import Any
+
+from replaykit.core.errors import BadInput
+
+_NOT_WORD = re.compile(r"[^0-9A-Za-z_]+")
+
+
+def py_str(text: str) -> str:
+    """A Python literal for ``text`` (``repr``: valid for every string, lone surrogates included)."""
+    return repr(str(text))
+
+
+def _plain(text: str) -> bool:
+    for char in text:
+        if char in "\n\t":
+            continue
+        category = unicodedata.category(char)
+        if category[0] == "C" or category in ("Zl", "Zp"):  # controls, surrogates, line separators
+            return False
+    return True
+
+
+def docstring(text: str, indent: str = "    ") -> str:
+    """A docstring literal for ``text``, indented for a body at ``indent``: triple-quoted and readable
+    when that is safe, else ``repr`` (still a docstring, never code)."""
+    text = text.strip("\n")
+    if _plain(text) and "\\" not in text and '"""' not in text and not text.endswith('"'):
+        lines = text.split("\n")
+        body = "\n".join([lines[0], *[(indent + line) if line.strip() else "" for line in lines[1:]]])
+        if "\n" in text:
+            return f'"""{body}\n{indent}"""'
+        return f'"""{body}"""'
+    return py_str(text)
+
+
+def comment(text: str, limit: int = 100) -> str:
+    """``text`` fit for a ``#`` comment or a line of a docstring: one line, printable, no quote or
+    backslash, bounded."""
+    flat = " ".join(text.split())
+    # printable, and no quote or backslash: a comment may also sit inside a docstring
+    flat = "".join(c if _plain(c) and c not in '\\"' else "?" for c in flat)
+    return flat[:limit] + ("..." if len(flat) > limit else "")
+
+
+def identifier(name: str, taken: set[str], prefix: str = "tool") -> str:
+    """A Python identifier for ``name`` (ASCII, not a keyword, not in ``taken``), added to ``taken``."""
+    base = _NOT_WORD.sub("_", name).strip("_")[:60] or prefix
+    if base[0].isdigit():
+        base = f"{prefix}_{base}"
+    if keyword.iskeyword(base) or keyword.issoftkeyword(base):
+        base = f"{base}_"
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate = f"{base}_{n}"
+        n += 1
+    assert candidate.isidentifier() and not keyword.iskeyword(candidate)
+    taken.add(candidate)
+    return candidate
+
+
+def class_name(*words: str, taken: set[str]) -> str:
+    """A CamelCase class name from ``words``, unique in ``taken``."""
+    parts = [p for w in words for p in re.sub(r"[^0-9A-Za-z]+", " ", w).split()]
+    base = "".join(p[:1].upper() + p[1:] for p in parts)[:60] or "Item"
+    if base[0].isdigit():
+        base = f"T{base}"
+    return identifier(base, taken, prefix="T")
+
+
+def is_parameter_name(name: str) -> bool:
+    """Whether a JSON property can be a Python parameter of the same name (keyword-called)."""
+    return name.isidentifier() and name.isascii() and not keyword.iskeyword(name) and not name.startswith("__")
+
+
+def py_literal(value: Any) -> str | None:
+    """A Python literal equal to the JSON value ``value``, else None (NaN, infinities, odd types)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, bool | int | float | str):
+        text = repr(value)
+    elif isinstance(value, list | dict):
+        try:
+            text = repr(value)
+        except RecursionError:
+            return None
+    else:
+        return None
+    try:
+        return text if ast.literal_eval(text) == value else None
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return None
+
+
+def check_compiles(text: str, filename: str) -> None:
+    """Refuse generated code that does not compile (a replaykit bug: trace content is only literals)."""
+    try:
+        compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise BadInput(f"generated {filename} does not compile ({type(exc).__name__}: {exc}); nothing written") \
+            from exc
