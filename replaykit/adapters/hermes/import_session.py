@@ -73,13 +73,55 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
                      warnings=[LACKS.replace("tool schemas only from a JSON snapshot, ", "")])
 
 
+#: the ``messages`` columns the import reads (Hermes 0.19.0's schema; 0.22 reads the same). Any other
+#: column (0.22 adds several, among them a binary ``display_identity``) is skipped and named in a note.
+MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+                   "effect_disposition", "timestamp", "token_count", "finish_reason", "reasoning",
+                   "reasoning_content", "reasoning_details", "codex_reasoning_items", "codex_message_items",
+                   "platform_message_id", "observed", "active", "compacted", "api_content")
+_SESSION_TEXT = ("id", "model", "source", "parent_session_id", "title", "system_prompt", "cwd", "git_branch",
+                 "end_reason", "billing_provider")
+
+
+class _Undecodable(bytes):
+    """A TEXT value that is not UTF-8 (read as bytes, then skipped and named)."""
+
+
+def _text(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Undecodable(raw)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [str(r[1]) for r in conn.execute(f"pragma table_info({table})")]  # table: a constant of ours
+
+
 def _from_db(path: Path, session_id: str | None) -> list[ImportedRun]:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         conn.row_factory = sqlite3.Row
+        conn.text_factory = _text
         conn.execute("select id from sessions limit 1")
     except sqlite3.Error as exc:
         raise BadInput(f"{path} is not a Hermes state.db ({exc})") from exc
+    try:
+        return _read_db(conn, path, session_id)
+    finally:
+        conn.close()
+
+
+def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> list[ImportedRun]:
+    present = _columns(conn, "messages")
+    missing = [c for c in ("session_id", "role", "content", "timestamp") if c not in present]
+    if missing:
+        raise BadInput(f"{path}: unknown state.db schema (messages has no {', '.join(missing)})")
+    read = [c for c in MESSAGE_COLUMNS if c in present]
+    skipped = [c for c in present if c not in MESSAGE_COLUMNS]
+    select = ", ".join(f'"{c}"' for c in read)
+    order = "timestamp, id" if "id" in read else "timestamp"
+    notes = [f"state.db columns not read (unknown to this importer): {', '.join(skipped)}"] if skipped else []
     try:
         if session_id:
             sessions = conn.execute("select * from sessions where id = ? order by started_at", (session_id,)).fetchall()
@@ -89,19 +131,49 @@ def _from_db(path: Path, session_id: str | None) -> list[ImportedRun]:
             raise BadInput(f"no session {session_id!r} in {path}")
         runs = []
         for row in sessions:
-            msgs = conn.execute("select * from messages where session_id = ? order by timestamp, id", (row["id"],)).fetchall()
+            row = _Row(row, notes)
+            msgs = conn.execute(f"select {select} from messages where session_id = ? order by {order}",  # noqa: S608
+                                (row["id"],)).fetchall()
             started = row["started_at"]
-            messages = [dict(m) for m in msgs]
+            messages = [_message(m, notes) for m in msgs]
             times = [round(m["timestamp"] - started, 6) if isinstance(m["timestamp"], (int, float)) and isinstance(started, (int, float)) else None for m in msgs]
             header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
                              created=started, title=row["title"])
-            meta = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
+            meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
                                         "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
                     if k in row.keys() and row[k] is not None}
             runs.append(build_run(header, messages, system_prompt=row["system_prompt"], times=times,
-                                  finish_reasons=[m["finish_reason"] for m in msgs], meta=meta, warnings=[LACKS]))
+                                  finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
+                                  warnings=[LACKS, *dict.fromkeys(notes)]))
         return runs
     except sqlite3.Error as exc:
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
-    finally:
-        conn.close()
+
+
+def _message(row: sqlite3.Row, notes: list[str]) -> dict[str, Any]:
+    """A message row as a dict; a value that is not text where text belongs (undecodable) is dropped and named."""
+    out: dict[str, Any] = {}
+    for key in row.keys():
+        value = row[key]
+        if isinstance(value, bytes):
+            notes.append(f"messages.{key}: a value that is not UTF-8 text was skipped")
+            continue
+        out[key] = value
+    return out
+
+
+class _Row:
+    """A sessions row read by name: missing columns are None, undecodable text is None (and named)."""
+
+    def __init__(self, row: sqlite3.Row, notes: list[str]) -> None:
+        self._row, self._keys, self._notes = row, set(row.keys()), notes
+
+    def keys(self) -> set[str]:
+        return self._keys
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._row[key] if key in self._keys else None
+        if isinstance(value, bytes):
+            self._notes.append(f"sessions.{key}: a value that is not UTF-8 text was skipped")
+            return None
+        return value

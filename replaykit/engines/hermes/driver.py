@@ -21,6 +21,7 @@ from replaykit.core.replay.live_tools import LiveTools
 from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
 from replaykit.core.replay.resilience import classify
 from replaykit.core.replay.tool_ladder import unavailable_text
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, BRIDGE_TOOL_NAMES, event_underlying
 from replaykit.core.trace.codecs import decode_request, encode_request
 from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart, ToolSpec
 from replaykit.core.trace.recorder import Recorder
@@ -110,6 +111,7 @@ class PlayMiddleware:
         # False when the record has no request to take a system prompt from: Hermes's own stays.
         self.pin_system = pin_system
         self._failed: set[str] = set()  # tool calls answered as errors (Anthropic's is_error, see llm_request)
+        self._bridged: dict[str, Any] = {}  # call id -> the model's Tool Search ``tool_call`` arguments
         self._active: set[str] = set()
         self._lock = threading.Lock()
         self._served = 0
@@ -153,6 +155,7 @@ class PlayMiddleware:
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1
+            self._note_bridged(decision.response)
             return served_response(self.api, decision.response, model, self._served)
         if self.options.serve_only:
             # Offline: nothing is ever sent (Hermes would skip a middleware that raises and call the
@@ -175,9 +178,19 @@ class PlayMiddleware:
                                     retryable=error.retryable if error else False, provenance=Provenance.LIVE)
             raise
         response = response_to_ir(self.api, result)
+        self._note_bridged(response)
         self.cursor.live_llm(messages, response, tools, model=model, params=params,
                              duration=round(time.perf_counter() - started, 6))
         return result
+
+    def _note_bridged(self, response: LLMResponse) -> None:
+        """Tool Search (Hermes 0.22): the model's ``tool_call`` bridge calls, by id. Hermes runs, and its
+        ``tool_execution`` middleware sees, the underlying tool; the ladder is asked for the call the model
+        made (what the record holds), so a bridged call is served or run as one call."""
+        for call in response.message.tool_calls:
+            if call.name == BRIDGE_TOOL_NAME:
+                with self._lock:
+                    self._bridged[call.id] = call.arguments
 
     def tool_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
@@ -202,6 +215,10 @@ class PlayMiddleware:
                 return value
 
             implementation = None if name in self.stand_ins else hermes_tool
+            with self._lock:
+                bridged = self._bridged.pop(call_id, _NONE)
+            if bridged is not _NONE and name != BRIDGE_TOOL_NAME:
+                name, args = BRIDGE_TOOL_NAME, bridged  # the call as the model made it (Hermes runs the tool)
             answer = self.tools.answer(call_id, name, args, implementation=implementation)
             if answer.is_error:
                 with self._lock:
@@ -249,14 +266,19 @@ def register_stand_ins(run: Run) -> list[str]:
     specs = list(run.request_tools(calls[0].request) or []) if calls else []
     # A tool the model called that no request declared (a log that kept no tool list): Hermes refuses
     # a call of a tool it does not know before any middleware sees it, so it gets a stand-in too.
+    # A Tool Search record (Hermes 0.22) declares the bridges, not the deferred tools it called through
+    # them: those (the underlying tools) need a stand-in too when this Hermes lacks them.
     declared = {spec.name for spec in specs}
-    for name in dict.fromkeys(event.name for event in run.tool_calls()):
+    called = [name for event in run.tool_calls() for name in (event.name, event_underlying(event)[0])]
+    for name in dict.fromkeys(called):
         if name not in declared:
             specs.append(ToolSpec(name=name))
+            declared.add(name)
+    has_bridge = _has_tool_search()
     added: list[str] = []
     for spec in specs:
-        if registry.get_entry(spec.name) is not None:
-            continue
+        if registry.get_entry(spec.name) is not None or (has_bridge and spec.name in BRIDGE_TOOL_NAMES):
+            continue  # (a Hermes with Tool Search offers the bridges itself)
 
         def stand_in(_args: Any, _name: str = spec.name, **_kw: Any) -> str:
             return unavailable_text(_name)
@@ -268,7 +290,104 @@ def register_stand_ins(run: Run) -> list[str]:
     return added
 
 
+_NONE = object()
+
+
+def tool_search_setting(run: Run) -> str:
+    """Hermes's ``tools.tool_search.enabled`` for playing ``run``: on when the record's model was offered
+    (or called) the Tool Search bridge, else off (a 0.19 record, or Tool Search off while recording): the
+    replayed model must be offered the tools the way the recorded one was."""
+    offered = any(spec.name in BRIDGE_TOOL_NAMES for tools in run.tool_sets.values() for spec in tools)
+    called = any(event.name == BRIDGE_TOOL_NAME for event in run.tool_calls())
+    return "on" if offered or called else "off"
+
+
+def overlay_hermes_home(overlay: dict[str, Any], where: str) -> str:
+    """A temporary ``HERMES_HOME`` (under ``where``) whose config.yaml is the user's with ``overlay``
+    merged in: the play changes Hermes's settings for itself only, never the user's file. Must run before
+    any Hermes import (Hermes resolves its paths at import time). Returns the new home."""
+    import os
+    from pathlib import Path
+
+    import yaml  # PyYAML: a dependency of every Hermes release
+
+    source = Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
+    config: dict[str, Any] = {}
+    try:
+        loaded = yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8"))
+        config = loaded if isinstance(loaded, dict) else {}
+    except (OSError, yaml.YAMLError):
+        config = {}
+    _merge(config, overlay)
+    home = Path(where) / "hermes_home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    update_check = source / ".update_check"
+    if update_check.is_file():
+        (home / ".update_check").write_bytes(update_check.read_bytes())
+    os.environ["HERMES_HOME"] = str(home)
+    return str(home)
+
+
+def _merge(into: dict[str, Any], overlay: dict[str, Any]) -> None:
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+#: the paths of model calls in each api mode (anything else Hermes sends the endpoint is a probe)
+_MODEL_CALL_PATHS = ("/chat/completions", "/responses", "/messages")
+
+
+def block_endpoint_probes(base_url: str | None) -> None:
+    """Hermes probes the model endpoint at start-up and per turn (model lists, server type, context
+    length, vision: ``GET /v1/models``, ``GET /api/v1/models``, ``POST /api/show``...). A play sends the
+    scripted or candidate server model calls only: every other request to its host is answered 404 here,
+    in the play's process, without reaching the network (Hermes treats 404 as "not that kind of server")."""
+    import urllib.parse
+
+    import httpx
+
+    host = urllib.parse.urlsplit(base_url or "").netloc
+    if not host or getattr(httpx.Client.send, "_replaykit_probe_guard", False):
+        return
+
+    def is_probe(request: httpx.Request) -> bool:
+        return request.url.netloc.decode() == host and not (
+            request.method == "POST" and request.url.path.rstrip("/").endswith(_MODEL_CALL_PATHS))
+
+    sync_send, async_send = httpx.Client.send, httpx.AsyncClient.send
+
+    def send(self: httpx.Client, request: httpx.Request, **kw: Any) -> httpx.Response:
+        if is_probe(request):
+            return httpx.Response(404, request=request, json={"error": "replaykit play: endpoint probes are not sent"})
+        return sync_send(self, request, **kw)
+
+    async def asend(self: httpx.AsyncClient, request: httpx.Request, **kw: Any) -> httpx.Response:
+        if is_probe(request):
+            return httpx.Response(404, request=request, json={"error": "replaykit play: endpoint probes are not sent"})
+        return await async_send(self, request, **kw)
+
+    send._replaykit_probe_guard = True  # type: ignore[attr-defined]
+    httpx.Client.send = send  # type: ignore[method-assign]
+    httpx.AsyncClient.send = asend  # type: ignore[method-assign]
+
+
+def _has_tool_search() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("tools.tool_search") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
+    if spec.get("config_overlay") and spec.get("overlay_dir"):
+        overlay_hermes_home(spec["config_overlay"], spec["overlay_dir"])
+    block_endpoint_probes(spec.get("base_url"))
     import run_agent  # plugin discovery happens here (the recording plugin is disabled by env)
     from hermes_cli import __version__ as hermes_version
     from hermes_cli.plugins import PluginContext, PluginManifest, get_plugin_manager

@@ -80,7 +80,16 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "toolsets": list(toolsets),
         "platform": str(meta.get("platform") or "cli"),
         "api_mode": api_mode,
+        # Hermes's settings for the play only (a temporary HERMES_HOME, driver.overlay_hermes_home):
+        # Tool Search as the record had it (0.22+; ignored by earlier releases).
+        "config_overlay": {"tools": {"tool_search": {"enabled": tool_search_setting(run)}}},
     }
+
+
+def tool_search_setting(run: Run) -> str:
+    from replaykit.engines.hermes.driver import tool_search_setting as setting
+
+    return setting(run)
 
 
 def _mode_of_api(run: Run) -> str:
@@ -103,6 +112,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     with tempfile.TemporaryDirectory(prefix="replaykit-hermes-play-") as tmp_dir:
         tmp = Path(tmp_dir)
         spec = build_spec(run, options, _source_path(run, options, tmp))
+        spec["overlay_dir"] = str(tmp)
         spec_path, out_path = tmp / "spec.json", tmp / "out.json"
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ)

@@ -24,11 +24,20 @@ def assert_requests_match(run: Run, server_bodies: list[dict]) -> None:
     attempts in order, and (Hermes 0.22) each auxiliary call (a title, ...) once, wherever it came."""
     rebuilt = attempt_bodies(run)
     auxiliary = auxiliary_bodies(run)
-    agent_bodies = [b for b in server_bodies if not _take(auxiliary, b)]
+    agent_bodies = [b for b in server_bodies if not _take(auxiliary, b) and not unhooked_title(b)]
     assert not auxiliary, f"{len(auxiliary)} recorded auxiliary call(s) the server never received"
     assert len(rebuilt) == len(agent_bodies), (len(rebuilt), len(agent_bodies))
     for i, (mine, theirs) in enumerate(zip(rebuilt, agent_bodies, strict=True)):
         assert mine == theirs, f"request {i} differs in keys {[k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k)]}"
+
+
+def unhooked_title(body: dict) -> bool:
+    """KNOWN GAP (docs/hermes.md): Hermes 0.22 sends the session-title request of a ``codex_responses``
+    session through a path that fires no ``pre/post_auxiliary_call`` hook (its auxiliary route is None), so
+    no plugin can see it. It is the only request a recording may lack; identified here by its exact shape
+    (a Responses body whose instructions are Hermes's title prompt)."""
+    return hermes_release() >= (0, 22) and "input" in body and \
+        str(body.get("instructions") or "").startswith("You name chat sessions.")
 
 
 def _take(bodies: list[dict], body: dict) -> bool:
