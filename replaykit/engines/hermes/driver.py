@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from replaykit.adapters.hermes import wire
+from replaykit.adapters.hermes import reissue, wire
 from replaykit.adapters.hermes.response import response_to_ir
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.replay.cursor import ReplayCursor, with_input
@@ -111,7 +111,8 @@ class PlayMiddleware:
         # False when the record has no request to take a system prompt from: Hermes's own stays.
         self.pin_system = pin_system
         self._failed: set[str] = set()  # tool calls answered as errors (Anthropic's is_error, see llm_request)
-        self._bridged: dict[str, Any] = {}  # call id -> the model's Tool Search ``tool_call`` arguments
+        self._asked: dict[str, tuple[str, Any]] = {}  # call id -> (name, arguments) as the model made the call
+        self._agent: Any = None  # Hermes's AIAgent once looked for (reissue.py); False: not found
         self._active: set[str] = set()
         self._lock = threading.Lock()
         self._served = 0
@@ -168,29 +169,43 @@ class PlayMiddleware:
             return served_response(self.api, response, model, self._served)
         self.cursor.note_provider_call()
         started = time.perf_counter()
+        if self._agent is None:
+            self._agent = reissue.find_agent(next_call) or False
+        before = reissue.mark(self._agent)
         try:
             result = next_call()
         except BaseException as exc:  # Hermes classifies and retries; we record the failed attempt
+            self._note_reissue(before)
             error = classify(exc) if isinstance(exc, Exception) else None
             self.recorder.llm_error(None, message=error.describe() if error else type(exc).__name__,
                                     error_type=error.kind if error else type(exc).__name__,
                                     status_code=error.status_code if error else None,
                                     retryable=error.retryable if error else False, provenance=Provenance.LIVE)
             raise
+        self._note_reissue(before)
         response = response_to_ir(self.api, result)
         self._note_bridged(response)
         self.cursor.live_llm(messages, response, tools, model=model, params=params,
                              duration=round(time.perf_counter() - started, 6))
         return result
 
+    def _note_reissue(self, before: Any) -> None:
+        """Hermes 0.22 re-sent a failed streamed attempt without streaming (reissue.py): one provider
+        call more, and its failure, recorded like any failed attempt (marked: never observed)."""
+        if not reissue.reissued(self._agent, before):
+            return
+        self.cursor.note_provider_call()
+        self.recorder.llm_error(None, message=reissue.REISSUED_MESSAGE, error_type="server", retryable=True,
+                                provenance=Provenance.LIVE, provider_details={"observed": False})
+
     def _note_bridged(self, response: LLMResponse) -> None:
-        """Tool Search (Hermes 0.22): the model's ``tool_call`` bridge calls, by id. Hermes runs, and its
-        ``tool_execution`` middleware sees, the underlying tool; the ladder is asked for the call the model
-        made (what the record holds), so a bridged call is served or run as one call."""
-        for call in response.message.tool_calls:
-            if call.name == BRIDGE_TOOL_NAME:
-                with self._lock:
-                    self._bridged[call.id] = call.arguments
+        """The model's tool calls, by id. Hermes runs, and its ``tool_execution`` middleware sees, another
+        name for some of them: the underlying tool of a Tool Search ``tool_call`` (0.22), the new name of a
+        renamed tool (``todo`` -> ``todo_list``). The ladder is asked for the call the model made (what the
+        record holds), so such a call is served or run as the one call it is."""
+        with self._lock:
+            for call in response.message.tool_calls:
+                self._asked[call.id] = (call.name, call.arguments)
 
     def tool_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
@@ -216,9 +231,9 @@ class PlayMiddleware:
 
             implementation = None if name in self.stand_ins else hermes_tool
             with self._lock:
-                bridged = self._bridged.pop(call_id, _NONE)
-            if bridged is not _NONE and name != BRIDGE_TOOL_NAME:
-                name, args = BRIDGE_TOOL_NAME, bridged  # the call as the model made it (Hermes runs the tool)
+                asked = self._asked.pop(call_id, None)
+            if asked is not None and asked[0] != name:
+                name, args = asked  # the call as the model made it (Hermes runs the tool it stands for)
             answer = self.tools.answer(call_id, name, args, implementation=implementation)
             if answer.is_error:
                 with self._lock:
@@ -255,7 +270,7 @@ def _sends_media(run: Run) -> bool:
                for part in message.parts)
 
 
-def register_stand_ins(run: Run) -> list[str]:
+def register_stand_ins(run: Run, native_bridge: bool = False) -> list[str]:
     """Register every tool the recording declared or called that this Hermes lacks (a harness's or another framework's
     tools) under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
     ``tool_execution`` middleware, where the ladder answers them with no real implementation (served, else
@@ -274,11 +289,10 @@ def register_stand_ins(run: Run) -> list[str]:
         if name not in declared:
             specs.append(ToolSpec(name=name))
             declared.add(name)
-    has_bridge = _has_tool_search()
     added: list[str] = []
     for spec in specs:
-        if registry.get_entry(spec.name) is not None or (has_bridge and spec.name in BRIDGE_TOOL_NAMES):
-            continue  # (a Hermes with Tool Search offers the bridges itself)
+        if registry.get_entry(spec.name) is not None or (native_bridge and spec.name in BRIDGE_TOOL_NAMES):
+            continue  # (Hermes's own Tool Search offers the bridges)
 
         def stand_in(_args: Any, _name: str = spec.name, **_kw: Any) -> str:
             return unavailable_text(_name)
@@ -288,9 +302,6 @@ def register_stand_ins(run: Run) -> list[str]:
         registry.register(spec.name, STAND_IN_TOOLSET, schema, stand_in, description=spec.description or "")
         added.append(spec.name)
     return added
-
-
-_NONE = object()
 
 
 def tool_search_setting(run: Run) -> str:
@@ -373,20 +384,43 @@ def block_endpoint_probes(base_url: str | None) -> None:
     send._replaykit_probe_guard = True  # type: ignore[attr-defined]
     httpx.Client.send = send  # type: ignore[method-assign]
     httpx.AsyncClient.send = asend  # type: ignore[method-assign]
+    try:  # Hermes 0.19 probes with requests too
+        import requests
+    except ImportError:
+        return
+    requests_send = requests.Session.send
+
+    def session_send(self: Any, request: Any, **kw: Any) -> Any:
+        parts = urllib.parse.urlsplit(str(request.url))
+        if parts.netloc == host and not (request.method == "POST" and parts.path.rstrip("/").endswith(_MODEL_CALL_PATHS)):
+            response = requests.Response()
+            response.status_code, response.url, response.request = 404, request.url, request
+            response._content = b'{"error": "replaykit play: endpoint probes are not sent"}'
+            return response
+        return requests_send(self, request, **kw)
+
+    requests.Session.send = session_send  # type: ignore[method-assign]
 
 
-def _has_tool_search() -> bool:
+def speaks_recorded_bridge() -> bool:
+    """Whether this Hermes's Tool Search bridge takes the batched ``{"calls": [...]}`` arguments Hermes 0.22
+    records (0.19.0 has a bridge too, off by default, that takes only ``{"name", "arguments"}``). When it
+    does not, a bridged record is played with Tool Search off and the bridges as recorded stand-ins: the
+    served ``tool_call`` is answered through the middleware like any recorded tool."""
     import importlib.util
 
     try:
-        return importlib.util.find_spec("tools.tool_search") is not None
+        return importlib.util.find_spec("tools.tool_search_validation") is not None
     except (ImportError, ValueError):
         return False
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    if spec.get("config_overlay") and spec.get("overlay_dir"):
-        overlay_hermes_home(spec["config_overlay"], spec["overlay_dir"])
+    overlay = dict(spec.get("config_overlay") or {})
+    native_bridge = spec.get("tool_search") == "on" and speaks_recorded_bridge()
+    overlay["tools"] = {"tool_search": {"enabled": "on" if native_bridge else "off"}}
+    if spec.get("overlay_dir"):
+        overlay_hermes_home(overlay, spec["overlay_dir"])
     block_endpoint_probes(spec.get("base_url"))
     import run_agent  # plugin discovery happens here (the recording plugin is disabled by env)
     from hermes_cli import __version__ as hermes_version
@@ -404,7 +438,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     cursor = session.cursor
     api = wire.API_OF_MODE[spec["api_mode"]]
     toolsets = list(spec["toolsets"])
-    stand_ins = register_stand_ins(source)
+    stand_ins = register_stand_ins(source, native_bridge)
     if stand_ins:
         toolsets.append(STAND_IN_TOOLSET)
     has_request, system = _recorded_system(source)

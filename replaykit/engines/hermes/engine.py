@@ -81,8 +81,10 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "platform": str(meta.get("platform") or "cli"),
         "api_mode": api_mode,
         # Hermes's settings for the play only (a temporary HERMES_HOME, driver.overlay_hermes_home):
-        # Tool Search as the record had it (0.22+; ignored by earlier releases).
-        "config_overlay": {"tools": {"tool_search": {"enabled": tool_search_setting(run)}}},
+        # Tool Search as the record had it (the driver turns it off where Hermes's bridge cannot take
+        # the recorded calls, and answers them through stand-ins).
+        "tool_search": tool_search_setting(run),
+        "config_overlay": {},
     }
 
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from replaykit.adapters.hermes import fastpath, wire
+from replaykit.adapters.hermes import fastpath, reissue, wire
 from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions, safe_base_url
 from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Prepared, elements
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
@@ -74,7 +74,7 @@ class LLMCapture:
                 self._session_meta(state, kw, tools)
         agent = agent_of(state, kw.get("next_call"))
         return LLMAttempt(state, api, model, pre, tools, params, sdk, state.recorder.now(), time.perf_counter(), kw,
-                          agent, getattr(agent, _PROBE_MARK, None))
+                          agent, reissue.mark(agent))
 
     def llm_after(self, cap: LLMAttempt, result: Any) -> None:
         state, api = cap.state, cap.api
@@ -104,8 +104,7 @@ class LLMCapture:
         without streaming inside the same call, and no exception or ``api_request_error`` says so. The
         agent's probe marker moved during the call: write the failed streamed attempt (its exact request,
         marked ``observed: false``: its status and body were never seen) before the call that answered."""
-        mark = getattr(cap.agent, _PROBE_MARK, None) if cap.agent is not None else None
-        if mark is None or mark == cap.probe_mark:
+        if not reissue.reissued(cap.agent, cap.probe_mark):
             return False
         streamed = {k: v for k, v in cap.params.items() if k not in ("stream", "stream_options")}
         streamed["stream"] = True
@@ -119,8 +118,7 @@ class LLMCapture:
             cap.state.attempts[rid] = number
             self._write_request(cap.state, failed, "error", cap.t, None, fastpath.corr(cap.kw), {
                 "where": "llm", "error_type": "StreamingServerError", "retryable": True, "attempt": number,
-                "message": "the streamed attempt failed with a server error (5xx) before its first delta; "
-                           "Hermes re-sent it without streaming",
+                "message": reissue.REISSUED_MESSAGE,
                 "provider_details": {"observed": False, "reissued_non_streaming": True}}, keep_raw=True)
         return True
 
@@ -220,36 +218,11 @@ class LLMCapture:
         state.recorder.meta({k: v for k, v in data.items() if v is not None}, corr=self.sessions.corr(kw))
 
 
-_PROBE_MARK = "_stream_5xx_probe_ts"  # AIAgent: monotonic time of its last streaming-5xx re-issue (0.22)
-
-
 def agent_of(state: SessionRun, next_call: Any) -> Any:
-    """The session's ``AIAgent`` (cached), found in the closure of the ``llm_execution`` chain's terminal
-    call (``_perform_api_call`` closes over it); None on a Hermes without the re-issue marker."""
-    agent = state.agent
-    if agent is not None:
-        return agent
-    seen: set[int] = set()
-    todo: list[Any] = [next_call]
-    while todo and len(seen) < 64:
-        fn = todo.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                value = cell.cell_contents
-            except ValueError:
-                continue
-            if hasattr(type(value), "run_conversation") and hasattr(value, _PROBE_MARK):
-                state.agent = value
-                return value
-            if callable(value):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend(v for v in value[:8] if callable(v))
-    state.agent = False  # searched once: not there
-    return None
+    """The session's ``AIAgent`` (looked for once per session: ``reissue.find_agent``)."""
+    if state.agent is None:
+        state.agent = reissue.find_agent(next_call) or False
+    return state.agent or None
 
 
 def _wire_params(cap: LLMAttempt, exc: BaseException) -> dict[str, Any]:
