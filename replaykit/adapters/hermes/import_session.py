@@ -1,7 +1,7 @@
 """``replaykit import PATH --format hermes-session``: Hermes's own session store into runs.
 
-PATH is a ``state.db`` (SQLite, opened read-only), a Hermes home holding one, or a JSON snapshot
-``sessions/session_<id>.json``. Every event is marked ``reconstructed``: state.db keeps the conversation,
+PATH is a ``state.db`` (SQLite, opened read-only; Hermes 0.19.0 or 0.22), a Hermes home holding one, a JSON
+snapshot ``sessions/session_<id>.json``, or what ``hermes sessions export`` writes (Hermes 0.22, ``.jsonl``). Every event is marked ``reconstructed``: state.db keeps the conversation,
 not the requests (no sampling parameters, no per-call usage, no failed attempts).
 """
 
@@ -52,6 +52,8 @@ def import_session(path: Path, session_id: str | None = None) -> list[ImportedRu
             raise BadInput(f"no state.db in {path.parent}")
     if path.suffix == ".json":
         return [_from_snapshot(path, session_id)]
+    if path.suffix == ".jsonl":
+        return _from_export(path, session_id)
     return _from_db(path, session_id)
 
 
@@ -130,24 +132,75 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
         if session_id and not sessions:
             raise BadInput(f"no session {session_id!r} in {path}")
         runs = []
-        for row in sessions:
-            row = _Row(row, notes)
+        for raw in sessions:
+            row = _Row(raw, notes)
             msgs = conn.execute(f"select {select} from messages where session_id = ? order by {order}",  # noqa: S608
                                 (row["id"],)).fetchall()
-            started = row["started_at"]
-            messages = [_message(m, notes) for m in msgs]
-            times = [round(m["timestamp"] - started, 6) if isinstance(m["timestamp"], (int, float)) and isinstance(started, (int, float)) else None for m in msgs]
-            header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
-                             created=started, title=row["title"])
-            meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
-                                        "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
-                    if k in row.keys() and row[k] is not None}
-            runs.append(build_run(header, messages, system_prompt=row["system_prompt"], times=times,
-                                  finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
-                                  warnings=[LACKS, *dict.fromkeys(notes)]))
+            runs.append(_session_run(row, [_message(m, notes) for m in msgs], notes))
         return runs
     except sqlite3.Error as exc:
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
+
+
+def _session_run(row: Any, messages: list[dict[str, Any]], notes: list[str]) -> ImportedRun:
+    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
+    started = row["started_at"]
+    times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
+             and isinstance(started, (int, float)) else None for m in messages]
+    header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
+                     created=started, title=row["title"])
+    meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
+                                                "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
+                            if k in row.keys() and row[k] is not None}
+    return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
+                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
+                     warnings=[LACKS, *dict.fromkeys(notes)])
+
+
+def _from_export(path: Path, session_id: str | None) -> list[ImportedRun]:
+    """What ``hermes sessions export`` writes by default (Hermes 0.22, ``--format jsonl``): one session per
+    line, its ``sessions`` fields and its ``messages`` rows. Read by the same named columns as a state.db."""
+    runs: list[ImportedRun] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path} is not a Hermes sessions export ({exc})") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise BadInput(f"{path}:{number}: not JSON ({exc})") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("id"):
+            raise BadInput(f"{path}:{number}: not a Hermes session (expected 'id' and 'messages'; "
+                           "`hermes sessions export --format jsonl` writes these)")
+        if session_id and data["id"] != session_id:
+            continue
+        notes: list[str] = []
+        unknown = sorted({k for m in data["messages"] if isinstance(m, dict) for k in m} - set(MESSAGE_COLUMNS))
+        if unknown:
+            notes.append(f"message fields not read (unknown to this importer): {', '.join(unknown)}")
+        messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in data["messages"] if isinstance(m, dict)]
+        runs.append(_session_run(_Fields(data), messages, notes))
+    if session_id and not runs:
+        raise BadInput(f"no session {session_id!r} in {path}")
+    if not runs:
+        raise BadInput(f"{path} holds no Hermes session")
+    return runs
+
+
+class _Fields:
+    """A session dict read like a ``sessions`` row: missing fields are None."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def keys(self) -> set[str]:
+        return {k for k in self._data if k != "messages"}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data.get(key)
 
 
 def _message(row: sqlite3.Row, notes: list[str]) -> dict[str, Any]:
