@@ -177,6 +177,11 @@ def test_subagent_is_its_own_linked_run(tmp_path):
     assert delegate_call.call_id in [c.id for c in launching.response.message.tool_calls]
     assert "CHILD-TASK" in child_run.user_turns()[0].message.text
     assert tool_names(child_run) == [todo_name()]
+    stop = next(e for e in parent_run.events if isinstance(e, SubagentEvent) and e.phase == "stop")
+    assert stop.child_run_id == child_run.run_id
+    if hermes_release() >= (0, 22):  # subagent_stop's new tool_call_history (metadata only) is kept
+        history = stop.provider_details["tool_call_history"]
+        assert len(history) == 1 and history[0]["tool_name"] in (todo_name(), "tool_call")
     # Every server request belongs to exactly one of the two runs, reconstructed exactly.
     from replaykit.adapters.hermes.reconstruct import attempt_bodies, auxiliary_bodies
 
