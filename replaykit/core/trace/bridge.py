@@ -43,7 +43,7 @@ def underlying_call(name: str, arguments: Any, *, recorded: Any = None) -> tuple
             return target["name"], target.get("arguments")
     if name != BRIDGE_TOOL_NAME:
         return name, arguments
-    entry = _single_entry(arguments)
+    entry = _bridge_entry(arguments)
     if entry is None:
         return name, arguments
     return entry
@@ -61,7 +61,7 @@ def event_underlying(event: Any) -> tuple[str, Any]:
     return underlying_call(event.name, event.arguments, recorded=getattr(event, "underlying", None))
 
 
-def _parsed(value: Any) -> Any:
+def _bridge_json(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -70,11 +70,11 @@ def _parsed(value: Any) -> Any:
     return value
 
 
-def _single_entry(arguments: Any) -> tuple[str, Any] | None:
-    args = _parsed(arguments)
+def _bridge_entry(arguments: Any) -> tuple[str, Any] | None:
+    args = _bridge_json(arguments)
     if not isinstance(args, Mapping):
         return None
-    calls = _parsed(args["calls"]) if "calls" in args else [args]
+    calls = _bridge_json(args["calls"]) if "calls" in args else [args]
     if isinstance(calls, Mapping):
         calls = [calls]
     if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
@@ -85,5 +85,5 @@ def _single_entry(arguments: Any) -> tuple[str, Any] | None:
     inner = calls[0].get("arguments")
     if inner is None or (isinstance(inner, str) and not inner.strip()):
         return target, {}
-    parsed = _parsed(inner)
+    parsed = _bridge_json(inner)
     return target, parsed if parsed is not None else inner

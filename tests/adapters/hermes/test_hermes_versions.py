@@ -129,7 +129,7 @@ def _capture_for(root: Path, version: str):
 # ------------------------------------------------------------------ state.db imports
 
 
-@pytest.mark.parametrize("db", [FIX / "state.db", FIX_22 / "state.db", FIX_22 / "sessions_export.jsonl"],
+@pytest.mark.parametrize("db", [FIX / "state.db", FIX_22 / "state.db", FIX.parent / "hermes_export" / "sessions_export-0.22.jsonl"],
                          ids=["state-db-0.19.0", "state-db-0.22", "sessions-export-0.22"])
 def test_import_state_db_of_each_version(tmp_path, db):
     """A state.db of each release, and what `hermes sessions export` (0.22, jsonl) writes of the same session."""
