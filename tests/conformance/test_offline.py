@@ -28,23 +28,12 @@ from tests.conformance._matrix import (
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
-def _hermes_release() -> tuple[int, ...]:
-    from replaykit.adapters.hermes.versions import release
-    from replaykit.testing.hermes_harness import installed_hermes_version
-
-    return release(installed_hermes_version()) or (0, 0)
-
-
 @pytest.mark.parametrize("recording", recordings())
 @pytest.mark.parametrize("engine", OFFLINE_ENGINES)
 def test_offline_play_is_the_record(engine: str, recording: str, tmp_path: Path,
                                     request: pytest.FixtureRequest) -> None:
     if (engine, recording) in KNOWN_GAPS:
         request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[engine, recording]))
-    if (engine, recording) == ("hermes", "import/anthropic") and _hermes_release() >= (0, 22):
-        # NOT DONE (issue 37): on Hermes 0.22 the first request of this imported Anthropic log (no system
-        # prompt, thinking blocks) no longer matches the record; the cause is not found yet.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="Hermes 0.22: imported Anthropic log desyncs at step 0"))
     store = RunStore(tmp_path / "store")
     run = stored(store, recording)
     source = store.path_for(run.run_id)

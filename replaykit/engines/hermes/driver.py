@@ -38,9 +38,15 @@ OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
 _SYSTEM_KEY = {"openai-responses": "instructions", "anthropic-messages": "system"}
 
 
-def pin_system(api: str, request: dict[str, Any], recorded: str | None) -> dict[str, Any] | None:
+def pin_system(api: str, request: dict[str, Any], recorded: str | None,
+               recorded_wire: Any = None) -> dict[str, Any] | None:
     """``request`` with the recorded system prompt in place of Hermes's fresh one (``recorded`` None: the
-    record sent none, so Hermes's own is dropped); None when the request already says the same."""
+    record sent none, so Hermes's own is dropped); None when the request already says the same.
+    ``recorded_wire``: the record's system value as it went on the wire (Responses / Anthropic), e.g. an
+    Anthropic block list with ``cache_control``: put back in that form (Hermes 0.22 sends a plain string)."""
+    if api != "openai-chat" and recorded is not None and recorded_wire is not None:
+        key = _SYSTEM_KEY[api]
+        return None if request.get(key) == recorded_wire else {**request, key: recorded_wire}
     if api == "openai-chat":
         messages = request.get("messages")
         if not (isinstance(messages, list) and messages and isinstance(messages[0], dict)
@@ -108,6 +114,7 @@ class PlayMiddleware:
         self.recorder: Recorder = session.recorder
         self.options = session.options
         self.recorded_system = recorded_system
+        self.recorded_wire: Any = None  # the record's system value in its wire form (pin_system)
         # False when the record has no request to take a system prompt from: Hermes's own stays.
         self.pin_system = pin_system
         self._failed: set[str] = set()  # tool calls answered as errors (Anthropic's is_error, see llm_request)
@@ -124,7 +131,7 @@ class PlayMiddleware:
         if not isinstance(request, dict):
             return None
         reasons: list[str] = []
-        pinned = pin_system(self.api, request, self.recorded_system) if self.pin_system else None
+        pinned = pin_system(self.api, request, self.recorded_system, self.recorded_wire) if self.pin_system else None
         if pinned is not None:
             request = pinned
             reasons.append("recorded system prompt")
@@ -242,6 +249,27 @@ class PlayMiddleware:
         finally:
             with self._lock:
                 self._active.discard(call_id)
+
+
+def _recorded_system_wire(run: Run, api: str) -> Any:
+    """The record's system prompt as its first request sent it (Responses ``instructions``, Anthropic
+    ``system``: a string or a block list), or None (chat, or no request)."""
+    calls = run.llm_calls()
+    if api == "openai-chat" or not calls:
+        return None
+    from replaykit.core.trace.codecs import encode_llm_request
+
+    try:
+        body = encode_llm_request(calls[0].request, run.request_messages(calls[0]), run.request_tools(calls[0].request)).body
+    except Exception:  # a record this codec cannot encode: pin the text alone
+        return None
+    return body.get(_SYSTEM_KEY[api])
+
+
+def calls_api_matches(run: Run, api: str) -> bool:
+    """Whether the record's requests were made in ``api`` (their wire form is then the one to send)."""
+    calls = run.llm_calls()
+    return bool(calls) and calls[0].request.api in (api, "anthropic" if api == "anthropic-messages" else api)
 
 
 def _recorded_system(run: Run) -> tuple[bool, str | None]:
@@ -443,6 +471,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         toolsets.append(STAND_IN_TOOLSET)
     has_request, system = _recorded_system(source)
     middleware = PlayMiddleware(session, system, api, frozenset(stand_ins), pin_system=has_request)
+    if calls_api_matches(source, api):
+        middleware.recorded_wire = _recorded_system_wire(source, api)
     ctx = PluginContext(PluginManifest(name="replaykit-play", source="inproc"), get_plugin_manager())
     ctx.register_middleware("llm_request", middleware.llm_request)
     ctx.register_middleware("llm_execution", middleware.llm_execution)
