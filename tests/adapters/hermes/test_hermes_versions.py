@@ -129,9 +129,12 @@ def _capture_for(root: Path, version: str):
 # ------------------------------------------------------------------ state.db imports
 
 
-@pytest.mark.parametrize("db", [FIX / "state.db", FIX_22 / "state.db", FIX.parent / "hermes_export" / "sessions_export-0.22.jsonl"],
-                         ids=["state-db-0.19.0", "state-db-0.22", "sessions-export-0.22"])
-def test_import_state_db_of_each_version(tmp_path, db):
+@pytest.mark.parametrize(("db", "recording"), [
+    (FIX / "state.db", FIX / "two_turns.jsonl"),
+    (FIX_22 / "state.db", FIX_22 / "two_turns.jsonl"),
+    (FIX.parent / "hermes_export" / "sessions_export-0.22.jsonl", FIX_22 / "two_turns.jsonl"),
+], ids=["state-db-0.19.0", "state-db-0.22", "sessions-export-0.22"])
+def test_import_state_db_of_each_version(tmp_path, db, recording):
     """A state.db of each release, and what `hermes sessions export` (0.22, jsonl) writes of the same session."""
     if not db.exists():
         pytest.skip(f"{db} not recorded")
@@ -139,7 +142,7 @@ def test_import_state_db_of_each_version(tmp_path, db):
     assert result.returncode == 0, result.stderr
     runs = [Run.load(Path(r["path"])) for r in json.loads(result.stdout)["runs"]]
     parent = next(r for r in runs if r.user_turns())
-    recorded = Run.load(db.parent / "two_turns.jsonl")
+    recorded = Run.load(recording)
     assert [t.message.text for t in parent.user_turns()] == [t.message.text for t in recorded.user_turns()]
     assert [event_underlying(c)[0] for c in parent.tool_calls()] == [event_underlying(c)[0] for c in recorded.tool_calls()]
     assert parent.final_answer == recorded.final_answer
