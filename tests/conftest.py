@@ -45,8 +45,23 @@ def pytest_collection_modifyitems(config, items):
     skip_hermes = None if hermes_available() else pytest.mark.skip(reason="hermes-agent is not importable in this venv")
     skip_single = pytest.mark.skip(reason="run in the hermes environment (single_env)") \
         if os.environ.get("RK_ENV") == "latest" else None
+    if os.environ.get("RK_ENV") == "hermes-next":
+        # The third environment (Hermes 0.22) runs only what differs between Hermes releases.
+        kept = [item for item in items if _differs_between_hermes_releases(item)]
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
     for item in items:
         if skip_hermes is not None and item.get_closest_marker("hermes") is not None:
             item.add_marker(skip_hermes)
         if skip_single is not None and item.get_closest_marker("single_env") is not None:
             item.add_marker(skip_single)
+
+
+#: Test files that exercise Hermes-specific code without running Hermes (scripts/test.sh runs them, and every
+#: test marked ``hermes``, again in the hermes-next environment).
+HERMES_PATHS = ("tests/adapters/hermes/", "tests/engines/test_hermes_engine.py")
+
+
+def _differs_between_hermes_releases(item: pytest.Item) -> bool:
+    path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+    return item.get_closest_marker("hermes") is not None or path.startswith(HERMES_PATHS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from replaykit.adapters import IMPORTERS
@@ -28,10 +29,22 @@ def handle(args: argparse.Namespace) -> int:
     imported = import_file(args.path, args.format, **options)
     store = open_store(args)
     written: list[dict[str, Any]] = []
-    for item in imported:
-        store.write_run(item.header, item.events)
-        written.append({"run_id": item.header.run_id, "path": str(store.path_for(item.header.run_id)),
-                        "events": len(item.events), "warnings": item.warnings})
+    try:
+        for item in imported:
+            path = store.path_for(item.header.run_id)
+            existed = path.exists()
+            try:
+                store.write_run(item.header, item.events)
+            except BaseException:
+                if not existed:
+                    path.unlink(missing_ok=True)  # never a partial run
+                raise
+            written.append({"run_id": item.header.run_id, "path": str(path),
+                            "events": len(item.events), "warnings": item.warnings})
+    except BaseException:
+        for entry in written:  # all of the import or nothing
+            Path(entry["path"]).unlink(missing_ok=True)
+        raise
     if args.json:
         document: dict[str, Any] = {"runs": written, "run_ids": [w["run_id"] for w in written]}
         if len(written) == 1 or _parent_of_the_rest(imported):  # a trajectory and its subagent runs

@@ -190,7 +190,7 @@ def data_literal(value: Any, indent: str = "    ") -> str:
 def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     """The module's source text for ``run``."""
     from replaykit.core.replay import replay_doc, serve, tool_conformance, tool_ladder
-    from replaykit.core.trace import canonical, deltas
+    from replaykit.core.trace import bridge, canonical, deltas
     from replaykit.engines.langgraph import graph as langgraph_graph
     from replaykit.engines.langgraph.graph import tool_identifiers
 
@@ -200,7 +200,8 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
     specs = record.tool_specs
     idents = tool_identifiers([s["name"] for s in specs])
     try:  # the embedded modules must not shadow each other
-        bodies = embedded_modules([canonical, deltas, serve, tool_conformance, tool_ladder, rt, checkpoints, replay_doc],
+        bodies = embedded_modules([canonical, deltas, serve, bridge, tool_conformance, tool_ladder, rt, checkpoints,
+                                   replay_doc],
                                   {"build_graph": "build_graph_from"})
     except AssertionError as exc:
         raise ReplaykitError(f"internal: {exc}") from exc
@@ -218,9 +219,10 @@ def render(run: Run, filename: str = "graph.py", **_options: Any) -> str:
         _PREAMBLE.format(filename=safe_name, data=data_literal(data), tools=tools.rstrip("\n"),
                          tool_list=", ".join(idents))
         + "# " + "-" * 81 + " serve decision\n"
-        + "# replaykit.core.trace.canonical, replaykit.core.trace.deltas, replaykit.core.replay.serve and\n"
-        + "# replaykit.core.replay.tool_conformance, verbatim: the request fingerprint, the delta resolver and\n"
-        + "# the serve position, as every replaykit engine uses them, and the check of a tool body you wrote.\n"
+        + "# replaykit.core.trace.canonical, replaykit.core.trace.deltas, replaykit.core.replay.serve,\n"
+        + "# replaykit.core.trace.bridge and replaykit.core.replay.tool_conformance, verbatim: the request\n"
+        + "# fingerprint, the delta resolver, the serve position and the underlying tool of a bridged call, as\n"
+        + "# every replaykit engine uses them, and the check of a tool body you wrote.\n"
         + support
         + "\n\n# " + "-" * 84 + " tool ladder\n"
         + "# replaykit.core.replay.tool_ladder, verbatim: the live-tool ladder every replaykit engine climbs.\n"

@@ -45,7 +45,7 @@ _BODY_MARKER = "# --- script body ---\n"
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9 ._:/@+=,()\-]")
 _BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
 ENGINE_MODULES = ("replaykit.core.trace.canonical", "replaykit.core.trace.deltas", "replaykit.core.replay.serve",
-                   "replaykit.core.replay.tool_ladder", "replaykit.core.replay.replay_doc")
+                   "replaykit.core.trace.bridge", "replaykit.core.replay.tool_ladder", "replaykit.core.replay.replay_doc")
 #: zlib level 1: 3x faster than the default 6 on a trace and 1.3x larger (0.57 vs 0.44 MB at N = 1000);
 #: the export has 0.15 s as a whole process, and decompression costs the script the same either way.
 ZLIB_LEVEL = 1

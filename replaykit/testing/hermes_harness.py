@@ -18,7 +18,19 @@ from typing import Any, Literal
 
 PluginMode = Literal["entrypoint", "directory", "none"]
 REPO_ROOT = Path(__file__).resolve().parents[2]
-HERMES_VERSION = "0.19.0"
+
+
+def installed_hermes_version(python: str | None = None) -> str | None:
+    """``hermes_cli.__version__`` of the Hermes ``python`` (default: this interpreter) imports, or None."""
+    if python is None or python == sys.executable:
+        try:
+            from hermes_cli import __version__
+        except Exception:
+            return None
+        return str(__version__)
+    probe = subprocess.run([python, "-c", "from hermes_cli import __version__; print(__version__)"],
+                           capture_output=True, text=True, timeout=60)
+    return probe.stdout.strip() or None if probe.returncode == 0 else None
 
 
 def hermes_available(python: str | None = None) -> bool:
@@ -50,7 +62,8 @@ class HermesSandbox:
         self.home.mkdir(parents=True, exist_ok=True)
         self.cwd.mkdir(parents=True, exist_ok=True)
         (self.home / ".update_check").write_text(json.dumps(
-            {"ts": time.time() + 10 * 365 * 86400, "behind": 0, "rev": None, "ver": HERMES_VERSION}))
+            {"ts": time.time() + 10 * 365 * 86400, "behind": 0, "rev": None,
+             "ver": installed_hermes_version(self.python) or "0.0.0"}))
         self.write_config(base_url, model, extra_config)
         self._pythonpath = [str(REPO_ROOT)]
         if plugin == "entrypoint":

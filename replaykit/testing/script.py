@@ -7,6 +7,7 @@ drives an agent over OpenAI Chat Completions, OpenAI Responses or Anthropic Mess
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,7 @@ class ScriptRequest:
     tool_results_since_user: int  # tool results after the last real user message
     tool_results_total: int
     system_text: str
+    tool_descriptions: str = ""  # every offered tool's description (Hermes's Tool Search lists deferred tools there)
 
     @property
     def has_tools(self) -> bool:
@@ -146,7 +148,9 @@ def summarize(api: Api, body: Mapping[str, Any], index: int) -> ScriptRequest:
     users: list[str] = []
     since = total = 0
     system = ""
-    tools: list[str] = _tool_names(api, body)
+    specs = _tool_specs(api, body)
+    tools = [n for n in (spec.get("name") for spec in specs) if isinstance(n, str)]
+    descriptions = [d for d in (spec.get("description") for spec in specs) if isinstance(d, str)]
     if api in ("gemini", "bedrock"):
         system, users, since, total = _summarize_native(api, body)
     elif api == "chat":
@@ -200,27 +204,27 @@ def summarize(api: Api, body: Mapping[str, Any], index: int) -> ScriptRequest:
         tool_results_since_user=since,
         tool_results_total=total,
         system_text=system,
+        tool_descriptions="\n".join(descriptions),
     )
 
 
-def _tool_names(api: Api, body: Mapping[str, Any]) -> list[str]:
-    names: list[Any] = []
+def _tool_specs(api: Api, body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The offered tools' declarations (name, description) in any API's body shape."""
+    specs: list[Any] = []
     if api == "gemini":
         for tool in body.get("tools") or ():
             if isinstance(tool, Mapping):
-                names += [d.get("name") for d in tool.get("functionDeclarations") or () if isinstance(d, Mapping)]
+                specs += list(tool.get("functionDeclarations") or ())
     elif api == "bedrock":
         config = body.get("toolConfig")
         for tool in (config.get("tools") if isinstance(config, Mapping) else None) or ():
-            spec = tool.get("toolSpec") if isinstance(tool, Mapping) else None
-            if isinstance(spec, Mapping):
-                names.append(spec.get("name"))
+            specs.append(tool.get("toolSpec") if isinstance(tool, Mapping) else None)
     else:
         for tool in body.get("tools") or ():
             if isinstance(tool, Mapping):
                 fn = tool.get("function")
-                names.append(fn.get("name") if isinstance(fn, Mapping) else tool.get("name"))
-    return [n for n in names if isinstance(n, str)]
+                specs.append(fn if isinstance(fn, Mapping) else tool)
+    return [spec for spec in specs if isinstance(spec, Mapping)]
 
 
 def _summarize_native(api: Api, body: Mapping[str, Any]) -> tuple[str, list[str], int, int]:
@@ -330,14 +334,41 @@ def sequence_policy(steps: Sequence[Step], final_text: str = "Done.") -> Policy:
         seen = 0
         for reply in replies:
             if req.tool_results_since_user <= seen:
-                missing = [c.name for c in reply.tool_calls if c.name not in req.tool_names]
+                offered = [offered_call(c, req.tool_names, req.tool_descriptions) for c in reply.tool_calls]
+                missing = [c.name for c, o in zip(reply.tool_calls, offered, strict=True) if o is None]
                 if missing:
                     return Reply(text=f"(tool {missing[0]} not offered) {final_text}")
-                return reply
+                if offered == list(reply.tool_calls):
+                    return reply
+                return Reply(text=reply.text, tool_calls=tuple(c for c in offered if c is not None),
+                             reasoning=reply.reasoning, usage=reply.usage, frame_gap=reply.frame_gap)
             seen += max(1, len(reply.tool_calls))
         return Reply(text=final_text)
 
     return policy
+
+
+#: Hermes tools renamed between releases (0.19 -> 0.22): a scripted model calls whichever name is offered.
+TOOL_RENAMES: dict[str, str] = {"todo": "todo_list", "todo_list": "todo"}
+#: Hermes 0.22's Tool Search bridge: deferred tools are invoked as ``tool_call({"calls": [{name, arguments}]})``.
+BRIDGE_TOOL = "tool_call"
+
+
+def offered_call(call: ToolCall, offered: Sequence[str], catalog: str = "") -> ToolCall | None:
+    """``call`` as a model that sees ``offered`` makes it: by its name, by the name it was renamed to, or
+    through Hermes's ``tool_call`` bridge when the tool is deferred (Tool Search: the deferred tools are
+    listed in the offered tools' descriptions, ``catalog``); None when none fits."""
+    if call.name in offered:
+        return call
+    renamed = TOOL_RENAMES.get(call.name)
+    if renamed is not None and renamed in offered:
+        return ToolCall(renamed, call.arguments, call.id)
+    if BRIDGE_TOOL in offered:
+        for name in (call.name, renamed):
+            if name and re.search(rf"(?m)^- {re.escape(name)}:", catalog):
+                arguments = json.loads(call.arguments) if isinstance(call.arguments, str) else dict(call.arguments)
+                return ToolCall(BRIDGE_TOOL, {"calls": [{"name": name, "arguments": arguments}]}, call.id)
+    return None
 
 
 def routed_policy(routes: Sequence[tuple[str, Policy]], default: Policy) -> Policy:
@@ -373,7 +404,8 @@ def hermes_default_policy(final_text: str = "All done: HELLO REPLAYKIT.") -> Pol
     todo_only = sequence_policy([todo], final_text)
 
     def policy(req: ScriptRequest) -> Reply:
-        return with_echo(req) if "harness_echo" in req.tool_names else todo_only(req)
+        # harness_echo is offered directly, or (Hermes 0.22 Tool Search) reachable through the bridge
+        return with_echo(req) if offered_call(echo, req.tool_names, req.tool_descriptions) else todo_only(req)
 
     return policy
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,9 +58,8 @@ def test_served_hermes_play_calls_nothing(recorded: tuple[HermesSandbox, Run, Pa
     before = hashlib.sha256(trace.read_bytes()).hexdigest()
     with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
         result = play(run, _options(sandbox, srv.base_url, serve_only=True))
-        # No LLM request at all; Hermes itself only probes model metadata (GET) at start-up.
-        assert srv.llm_requests == []
-        assert all(r.method == "GET" and r.body is None for r in srv.requests), [r.path for r in srv.requests]
+        # No request at all: no LLM call, and none of Hermes's endpoint probes (model lists, /api/show).
+        assert srv.requests == [], [(r.method, r.path) for r in srv.requests]
     assert not canary.exists()  # the real write_file handler never ran
     assert hashlib.sha256(trace.read_bytes()).hexdigest() == before
     counters = result.counters
@@ -182,7 +183,12 @@ def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox
     assert counters.served_llm_steps == 0 and counters.live_llm_steps == 3
     assert counters.provider_calls == llm_requests == 4
     new = RunStore(sandbox.store).load(result.run_id)
-    assert [(e.status_code, e.error_type) for e in new.errors] == [(500, "server")]
+    from tests.adapters.hermes.helpers import hermes_release
+
+    # Hermes 0.22 re-sends the streamed attempt without streaming, raising nothing: the failed attempt
+    # is still counted and recorded, marked never observed (its status unknown).
+    status = None if hermes_release() >= (0, 22) else 500
+    assert [(e.status_code, e.error_type) for e in new.errors] == [(status, "server")]
     assert new.final_answer == "Done again."
 
 
@@ -230,3 +236,38 @@ def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) ->
     new = store.load(result.run_id)
     first = diff_runs(run, new).first
     assert first is not None and (first.step, first.cause) == (1, "edit")
+
+
+@pytest.mark.parametrize("fixture", ["0.22/tools_sequence", "0.22/anthropic_messages", "0.22/retry_500",
+                                     "two_turns"])
+def test_recordings_of_each_hermes_version_play_offline(tmp_path: Path, fixture: str) -> None:
+    """A recording of Hermes 0.19.0 (no Tool Search, ``todo``) and of 0.22 (Tool Search bridge, ``todo_list``,
+    a re-issued streamed attempt, an auxiliary title call) plays offline on the installed Hermes, whichever
+    it is: every step served, no request at all, and the played run equal to the record (diff exit 0)."""
+    from replaykit.engines.hermes.engine import play
+    from tests.adapters.hermes.helpers import hermes_release
+
+    path = FIXTURES / f"{fixture}.jsonl"
+    if "anthropic" in fixture:
+        pytest.importorskip("anthropic")
+    if fixture.startswith("0.22/") and hermes_release() < (0, 22):
+        # NOT DONE: Hermes 0.19.0 dispatches a call named tool_call to its own (unbatched) bridge before
+        # any middleware sees it, so a Tool Search record cannot be served there yet (docs/hermes.md).
+        pytest.skip("a Hermes 0.22 Tool Search recording does not play on Hermes 0.19.0 yet")
+    sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
+    store = RunStore(sandbox.store)
+    source = Run.load(path)
+    store.write_run(source.header, list(source.events))
+    run = store.load(source.run_id)
+    with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
+        result = play(run, _options(sandbox, srv.base_url, serve_only=True))
+        assert srv.requests == [], [(r.method, r.path) for r in srv.requests]
+    counters = result.counters
+    assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
+    assert counters.served_llm_steps == len(run.llm_calls()) and counters.served_tool_steps == len(run.tool_calls())
+    played = store.load(result.run_id)
+    assert played.final_answer == run.final_answer and diff_runs(run, played).equal
+    done = subprocess.run(
+        [sys.executable, "-m", "replaykit", "diff", run.run_id, played.run_id, "--store", str(sandbox.store)],
+        capture_output=True, text=True, timeout=120, env=sandbox.env)
+    assert done.returncode == 0, done.stdout + done.stderr

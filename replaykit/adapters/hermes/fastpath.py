@@ -17,6 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME
+
 _FMT = "openai-chat"
 _PLAIN_ROLES = frozenset(("system", "developer", "user", "assistant"))
 _REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -211,6 +213,12 @@ def _count(counts: dict[str, Any], key: str, value: Any) -> None:
 def tool_call_ids(response: Mapping[str, Any]) -> list[str]:
     """Ids of the tool calls in an ``LLMResponse`` JSON dict."""
     return [p["id"] for p in response["message"]["parts"] if p.get("type") == "tool_call"]
+
+
+def bridge_calls(response: Mapping[str, Any]) -> dict[str, Any]:
+    """``{call id: arguments}`` of the response's calls of the Tool Search bridge (``tool_call``)."""
+    return {p["id"]: p.get("arguments") for p in response["message"]["parts"]
+            if p.get("type") == "tool_call" and p.get("name") == BRIDGE_TOOL_NAME}
 
 
 # --------------------------------------------------------------------------------------- events

@@ -1,7 +1,7 @@
 """``replaykit import PATH --format hermes-session``: Hermes's own session store into runs.
 
-PATH is a ``state.db`` (SQLite, opened read-only), a Hermes home holding one, or a JSON snapshot
-``sessions/session_<id>.json``. Every event is marked ``reconstructed``: state.db keeps the conversation,
+PATH is a ``state.db`` (SQLite, opened read-only; Hermes 0.19.0 or 0.22), a Hermes home holding one, a JSON
+snapshot ``sessions/session_<id>.json``, or what ``hermes sessions export`` writes (Hermes 0.22, ``.jsonl``). Every event is marked ``reconstructed``: state.db keeps the conversation,
 not the requests (no sampling parameters, no per-call usage, no failed attempts).
 """
 
@@ -52,6 +52,8 @@ def import_session(path: Path, session_id: str | None = None) -> list[ImportedRu
             raise BadInput(f"no state.db in {path.parent}")
     if path.suffix == ".json":
         return [_from_snapshot(path, session_id)]
+    if path.suffix == ".jsonl":
+        return _from_export(path, session_id)
     return _from_db(path, session_id)
 
 
@@ -73,13 +75,55 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
                      warnings=[LACKS.replace("tool schemas only from a JSON snapshot, ", "")])
 
 
+#: the ``messages`` columns the import reads (Hermes 0.19.0's schema; 0.22 reads the same). Any other
+#: column (0.22 adds several, among them a binary ``display_identity``) is skipped and named in a note.
+MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+                   "effect_disposition", "timestamp", "token_count", "finish_reason", "reasoning",
+                   "reasoning_content", "reasoning_details", "codex_reasoning_items", "codex_message_items",
+                   "platform_message_id", "observed", "active", "compacted", "api_content")
+_SESSION_TEXT = ("id", "model", "source", "parent_session_id", "title", "system_prompt", "cwd", "git_branch",
+                 "end_reason", "billing_provider")
+
+
+class _Undecodable(bytes):
+    """A TEXT value that is not UTF-8 (read as bytes, then skipped and named)."""
+
+
+def _text(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Undecodable(raw)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [str(r[1]) for r in conn.execute(f"pragma table_info({table})")]  # table: a constant of ours
+
+
 def _from_db(path: Path, session_id: str | None) -> list[ImportedRun]:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         conn.row_factory = sqlite3.Row
+        conn.text_factory = _text
         conn.execute("select id from sessions limit 1")
     except sqlite3.Error as exc:
         raise BadInput(f"{path} is not a Hermes state.db ({exc})") from exc
+    try:
+        return _read_db(conn, path, session_id)
+    finally:
+        conn.close()
+
+
+def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> list[ImportedRun]:
+    present = _columns(conn, "messages")
+    missing = [c for c in ("session_id", "role", "content", "timestamp") if c not in present]
+    if missing:
+        raise BadInput(f"{path}: unknown state.db schema (messages has no {', '.join(missing)})")
+    read = [c for c in MESSAGE_COLUMNS if c in present]
+    skipped = [c for c in present if c not in MESSAGE_COLUMNS]
+    select = ", ".join(f'"{c}"' for c in read)
+    order = "timestamp, id" if "id" in read else "timestamp"
+    notes = [f"state.db columns not read (unknown to this importer): {', '.join(skipped)}"] if skipped else []
     try:
         if session_id:
             sessions = conn.execute("select * from sessions where id = ? order by started_at", (session_id,)).fetchall()
@@ -88,20 +132,101 @@ def _from_db(path: Path, session_id: str | None) -> list[ImportedRun]:
         if session_id and not sessions:
             raise BadInput(f"no session {session_id!r} in {path}")
         runs = []
-        for row in sessions:
-            msgs = conn.execute("select * from messages where session_id = ? order by timestamp, id", (row["id"],)).fetchall()
-            started = row["started_at"]
-            messages = [dict(m) for m in msgs]
-            times = [round(m["timestamp"] - started, 6) if isinstance(m["timestamp"], (int, float)) and isinstance(started, (int, float)) else None for m in msgs]
-            header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
-                             created=started, title=row["title"])
-            meta = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
-                                        "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
-                    if k in row.keys() and row[k] is not None}
-            runs.append(build_run(header, messages, system_prompt=row["system_prompt"], times=times,
-                                  finish_reasons=[m["finish_reason"] for m in msgs], meta=meta, warnings=[LACKS]))
+        for raw in sessions:
+            row = _Row(raw, notes)
+            msgs = conn.execute(f"select {select} from messages where session_id = ? order by {order}",  # noqa: S608
+                                (row["id"],)).fetchall()
+            runs.append(_session_run(row, [_message(m, notes) for m in msgs], notes))
         return runs
     except sqlite3.Error as exc:
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
-    finally:
-        conn.close()
+
+
+def _session_run(row: Any, messages: list[dict[str, Any]], notes: list[str]) -> ImportedRun:
+    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
+    started = row["started_at"]
+    times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
+             and isinstance(started, (int, float)) else None for m in messages]
+    header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
+                     created=started, title=row["title"])
+    meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
+                                                "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
+                            if k in row.keys() and row[k] is not None}
+    return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
+                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
+                     warnings=[LACKS, *dict.fromkeys(notes)])
+
+
+def _from_export(path: Path, session_id: str | None) -> list[ImportedRun]:
+    """What ``hermes sessions export`` writes by default (Hermes 0.22, ``--format jsonl``): one session per
+    line, its ``sessions`` fields and its ``messages`` rows. Read by the same named columns as a state.db."""
+    runs: list[ImportedRun] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path} is not a Hermes sessions export ({exc})") from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise BadInput(f"{path}:{number}: not JSON ({exc})") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("id"):
+            raise BadInput(f"{path}:{number}: not a Hermes session (expected 'id' and 'messages'; "
+                           "`hermes sessions export --format jsonl` writes these)")
+        if session_id and data["id"] != session_id:
+            continue
+        notes: list[str] = []
+        unknown = sorted({k for m in data["messages"] if isinstance(m, dict) for k in m} - set(MESSAGE_COLUMNS))
+        if unknown:
+            notes.append(f"message fields not read (unknown to this importer): {', '.join(unknown)}")
+        messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in data["messages"] if isinstance(m, dict)]
+        runs.append(_session_run(_Fields(data), messages, notes))
+    if session_id and not runs:
+        raise BadInput(f"no session {session_id!r} in {path}")
+    if not runs:
+        raise BadInput(f"{path} holds no Hermes session")
+    return runs
+
+
+class _Fields:
+    """A session dict read like a ``sessions`` row: missing fields are None."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def keys(self) -> set[str]:
+        return {k for k in self._data if k != "messages"}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data.get(key)
+
+
+def _message(row: sqlite3.Row, notes: list[str]) -> dict[str, Any]:
+    """A message row as a dict; a value that is not text where text belongs (undecodable) is dropped and named."""
+    out: dict[str, Any] = {}
+    for key in row.keys():
+        value = row[key]
+        if isinstance(value, bytes):
+            notes.append(f"messages.{key}: a value that is not UTF-8 text was skipped")
+            continue
+        out[key] = value
+    return out
+
+
+class _Row:
+    """A sessions row read by name: missing columns are None, undecodable text is None (and named)."""
+
+    def __init__(self, row: sqlite3.Row, notes: list[str]) -> None:
+        self._row, self._keys, self._notes = row, set(row.keys()), notes
+
+    def keys(self) -> set[str]:
+        return self._keys
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._row[key] if key in self._keys else None
+        if isinstance(value, bytes):
+            self._notes.append(f"sessions.{key}: a value that is not UTF-8 text was skipped")
+            return None
+        return value

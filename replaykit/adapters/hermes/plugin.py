@@ -88,6 +88,15 @@ def _exit(capture: Any, pending: Any, result: Any, exc: BaseException | None) ->
         _log_once("tool_execution.result" if exc is None else "tool_execution.error", inner)
 
 
+def _known_hooks() -> frozenset[str] | None:
+    """The hook names this Hermes fires (None when it does not say)."""
+    try:
+        from hermes_cli.plugins import VALID_HOOKS
+    except Exception:
+        return None
+    return frozenset(VALID_HOOKS)
+
+
 def build_capture(store_root: Path | None = None) -> Any:
     from replaykit.adapters.hermes.capture import HermesCapture
     from replaykit.core.trace.store import RunStore
@@ -113,6 +122,10 @@ def register(ctx: Any) -> None:
         timing = _timing = Timing(os.environ["REPLAYKIT_HERMES_TIMING"])
     try:
         capture = _capture or build_capture()
+        if _capture is None:
+            from replaykit.adapters.hermes.versions import warn_if_unsupported
+
+            warn_if_unsupported(capture.sessions.hermes_version)
         _capture = capture
         middleware = {"llm_execution": make_llm_execution(capture), "tool_execution": make_tool_execution(capture)}
         for kind, cb in middleware.items():
@@ -128,8 +141,14 @@ def register(ctx: Any) -> None:
             "on_session_reset": lambda kw: capture.session_close(kw, "completed"),
             "subagent_start": capture.subagent_start,
             "subagent_stop": capture.subagent_stop,
+            # Hermes 0.22+ (registering an unknown hook on 0.19.0 only logs a warning: skipped there)
+            "pre_auxiliary_call": capture.aux_pre,
+            "post_auxiliary_call": capture.aux_post,
         }
+        known = _known_hooks()
         for name, fn in hooks.items():
+            if known is not None and name not in known:
+                continue
             hook = _safe(name, fn)
             ctx.register_hook(name, timing.hook(name, hook) if timing else hook)
         from replaykit.adapters.hermes.command import handle_command

@@ -22,3 +22,20 @@ def attempt_bodies(run: Run) -> list[dict[str, Any]]:
     events = [e for e in run.events if isinstance(e, LLMCallEvent) or (isinstance(e, ErrorEvent) and e.request)]
     events.sort(key=lambda e: (e.t, e.seq))
     return [request_body(run, e) for e in events]
+
+
+def auxiliary_bodies(run: Run) -> list[dict[str, Any]]:
+    """The HTTP bodies of the auxiliary calls (titles, compression, vision: ``opaque``
+    ``hermes/auxiliary_call`` events) from the SDK kwargs Hermes handed ``pre_auxiliary_call``; exact when
+    the event says ``request_exact`` (Hermes's hook sanitiser cut nothing)."""
+    from replaykit.adapters.hermes.capture.auxiliary import NAME, SOURCE
+    from replaykit.adapters.hermes.wire import http_body
+    from replaykit.core.trace.ir import OpaqueEvent
+
+    bodies = []
+    for event in run.events:
+        if isinstance(event, OpaqueEvent) and (event.source, event.name) == (SOURCE, NAME) \
+                and isinstance(event.data, dict) and isinstance(event.data.get("request"), dict) \
+                and isinstance(event.data["request"].get("body"), dict):
+            bodies.append(http_body(event.data["request"]["body"]))
+    return bodies

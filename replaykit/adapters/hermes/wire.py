@@ -41,3 +41,12 @@ def split_request(api: str, request: Mapping[str, Any]) -> tuple[str | None, Any
             params[key] = value
     model = request.get("model")
     return (model if isinstance(model, str) else None), request.get("tools"), params, sdk
+
+
+def http_body(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The HTTP body a provider SDK sends for ``kwargs`` (``extra_body`` merged in, SDK-only keys dropped)."""
+    body = {k: v for k, v in kwargs.items() if k not in SDK_ONLY_KEYS}
+    extra = kwargs.get("extra_body")
+    if isinstance(extra, Mapping):
+        body.update(extra)
+    return body

@@ -12,6 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from replaykit.core.replay.replay_doc import clip_text, opaque_summary
+from replaykit.core.trace.bridge import event_underlying
 from replaykit.core.trace.canonical import dumps_compact, parsed_arguments
 
 if TYPE_CHECKING:  # the IR is not imported at run time: the streaming ``inspect`` never loads pydantic
@@ -76,12 +77,15 @@ def describe_data(event: dict[str, Any]) -> str:
             return f"model -> {names}"
         return f"model: {_clip(_message_text(message))!s}"
     if kind == "tool_call":
+        error = event.get("error")
+        outcome = error if event.get("status") == "error" and error else event.get("result")
+        name, arguments = event_underlying(event)
+        if name != event["name"]:  # a bridged call (Tool Search): the tool that ran, then how it was asked
+            return f"{name}({_clip(_ARGUMENTS_ENCODER.encode(arguments), 60)}) via {event['name']} -> {_clip(outcome, 80)}"
         shown = event.get("raw_arguments")
         if shown is None and event.get("arguments") is not None:
             shown = _ARGUMENTS_ENCODER.encode(event["arguments"])
         args = _clip(shown, 60)
-        error = event.get("error")
-        outcome = error if event.get("status") == "error" and error else event.get("result")
         return f"{event['name']}({args}) -> {_clip(outcome, 80)}"
     if kind == "error":
         code = f" {event['status_code']}" if event.get("status_code") else ""
@@ -102,8 +106,18 @@ def describe_data(event: dict[str, Any]) -> str:
     if kind == "meta":
         return "meta: " + _clip(", ".join(sorted(event["data"])), 100)
     if kind == "opaque":
+        data = event.get("data")
+        if event["name"] == "auxiliary_call" and isinstance(data, dict):
+            # An LLM call outside the agent loop (Hermes 0.22: titles, compression, vision): not a step.
+            answer = data.get("error") or _auxiliary_answer(data.get("response"))
+            return f"auxiliary {data.get('task') or 'call'} ({event['source']}): {_clip(str(answer or ''), 100)}"
         return opaque_summary(event)
     return str(kind)
+
+
+def _auxiliary_answer(response: Any) -> Any:
+    message = response.get("assistant_message") if isinstance(response, dict) else None
+    return message.get("content") if isinstance(message, dict) else None
 
 
 def describe(event: Event) -> str:

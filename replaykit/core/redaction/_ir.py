@@ -47,7 +47,7 @@ _EVENT_TEXT_FIELDS: dict[str, tuple[str, ...]] = {
     "run_end": ("final_answer", "reason"),
 }
 _EVENT_VALUE_FIELDS: dict[str, tuple[str, ...]] = {
-    "tool_call": ("arguments",),
+    "tool_call": ("arguments", "underlying"),
     "meta": ("data",),
     "opaque": ("data",),
 }

@@ -22,6 +22,7 @@ from replaykit.core.errors import BadInput
 from replaykit.core.replay import tool_ladder
 from replaykit.core.replay.tool_gate import gate
 from replaykit.core.replay.tool_ladder import Found, ToolAnswer
+from replaykit.core.trace.bridge import underlying_call
 from replaykit.core.trace.ir import Provenance
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class LiveTools:
         elif implementation is not None:
             function = implementation
         else:
-            function = tool_ladder.implementation_for(self.implementations, name)
+            function = _implementation(self.implementations, name, arguments)
         answer = tool_ladder.decide(name, arguments, served=served, guard=self.guard,
                                     has_implementation=function is not None, stand_in=stand_in)
         return answer, function
@@ -111,6 +112,26 @@ class LiveTools:
             except Exception as exc:  # a failing tool is a result the model sees
                 answer = tool_ladder.failed(exc)
         return self._record(call_id, name, arguments, answer, started)
+
+
+def _implementation(implementations: Mapping[str, Callable[..., Any]], name: str,
+                    arguments: Any) -> Callable[..., Any] | None:
+    """The implementation for a call; a bridged call (core.trace.bridge: Hermes's Tool Search
+    ``tool_call``) runs its underlying tool's, with the underlying arguments."""
+    function = tool_ladder.implementation_for(implementations, name)
+    if function is not None:
+        return function
+    target, target_arguments = underlying_call(name, arguments)
+    if target == name:
+        return None
+    inner = tool_ladder.implementation_for(implementations, target)
+    if inner is None:
+        return None
+
+    def bridged(*_args: Any, **_kw: Any) -> Any:
+        return tool_ladder.call_implementation(inner, target_arguments)
+
+    return bridged
 
 
 def tool_implementations(options: PlayOptions | None) -> dict[str, Callable[..., Any]]:

@@ -26,6 +26,8 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from replaykit.core.trace.bridge import underlying_call
+
 UNAVAILABLE_STATUS = "unavailable"
 UNAVAILABLE_MARKER = "[replaykit: tool not available]"
 
@@ -76,7 +78,8 @@ def decide(name: str, arguments: Any, *, served: Callable[[], Found | None] | No
     if found is not None:
         return ToolAnswer("served", found.content, found.status, "served", False, found.error)
     if has_implementation:
-        verdict = guard(name, arguments) if guard is not None else None
+        # A bridged call (core.trace.bridge) is guarded as the tool it runs: tool_call(write_file) writes.
+        verdict = guard(*underlying_call(name, arguments)) if guard is not None else None
         if verdict is not None:
             return ToolAnswer("guard", verdict[0], verdict[1], "live", False)
         return None

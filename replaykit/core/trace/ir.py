@@ -344,8 +344,17 @@ class LLMCallEvent(_Event):
     attempt: int = 1
 
 
+class UnderlyingCall(_Model):
+    """The tool a bridge call stands for (Hermes's Tool Search ``tool_call``), as the agent ran it: see
+    ``replaykit.core.trace.bridge``."""
+
+    name: str
+    arguments: Any = None
+
+
 class ToolCallEvent(_Event):
-    """One tool execution (or a served / blocked / dry-run stand-in for it)."""
+    """One tool execution (or a served / blocked / dry-run stand-in for it). ``name`` / ``arguments`` are
+    the call as the model made it; for a bridged call ``underlying`` is the tool that actually ran."""
 
     kind: Literal["tool_call"] = "tool_call"
     call_id: str
@@ -357,6 +366,7 @@ class ToolCallEvent(_Event):
     status: Literal["ok", "error", "blocked", "dry_run", "unavailable"] = "ok"
     error: str | None = None
     llm_call_id: str | None = None  # the llm_call event whose response asked for this call
+    underlying: UnderlyingCall | None = None  # a bridged call's real tool (core.trace.bridge)
 
 
 class ErrorEvent(_Event):

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from replaykit.adapters.hermes import wire
+from replaykit.adapters.hermes import reissue, wire
 from replaykit.adapters.hermes.response import response_to_ir
 from replaykit.core.errors import BadInput, ReplaykitError
 from replaykit.core.replay.cursor import ReplayCursor, with_input
@@ -21,6 +21,7 @@ from replaykit.core.replay.live_tools import LiveTools
 from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
 from replaykit.core.replay.resilience import classify
 from replaykit.core.replay.tool_ladder import unavailable_text
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, BRIDGE_TOOL_NAMES, event_underlying
 from replaykit.core.trace.codecs import decode_request, encode_request
 from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart, ToolSpec
 from replaykit.core.trace.recorder import Recorder
@@ -38,9 +39,15 @@ OFFLINE_BASE_URL = "http://127.0.0.1:9/v1"
 _SYSTEM_KEY = {"openai-responses": "instructions", "anthropic-messages": "system"}
 
 
-def pin_system(api: str, request: dict[str, Any], recorded: str | None) -> dict[str, Any] | None:
+def pin_system(api: str, request: dict[str, Any], recorded: str | None,
+               recorded_wire: Any = None) -> dict[str, Any] | None:
     """``request`` with the recorded system prompt in place of Hermes's fresh one (``recorded`` None: the
-    record sent none, so Hermes's own is dropped); None when the request already says the same."""
+    record sent none, so Hermes's own is dropped); None when the request already says the same.
+    ``recorded_wire``: the record's system value as it went on the wire (Responses / Anthropic), e.g. an
+    Anthropic block list with ``cache_control``: put back in that form (Hermes 0.22 sends a plain string)."""
+    if api != "openai-chat" and recorded is not None and recorded_wire is not None:
+        key = _SYSTEM_KEY[api]
+        return None if request.get(key) == recorded_wire else {**request, key: recorded_wire}
     if api == "openai-chat":
         messages = request.get("messages")
         if not (isinstance(messages, list) and messages and isinstance(messages[0], dict)
@@ -108,9 +115,12 @@ class PlayMiddleware:
         self.recorder: Recorder = session.recorder
         self.options = session.options
         self.recorded_system = recorded_system
+        self.recorded_wire: Any = None  # the record's system value in its wire form (pin_system)
         # False when the record has no request to take a system prompt from: Hermes's own stays.
         self.pin_system = pin_system
         self._failed: set[str] = set()  # tool calls answered as errors (Anthropic's is_error, see llm_request)
+        self._asked: dict[str, tuple[str, Any]] = {}  # call id -> (name, arguments) as the model made the call
+        self._agent: Any = None  # Hermes's AIAgent once looked for (reissue.py); False: not found
         self._active: set[str] = set()
         self._lock = threading.Lock()
         self._served = 0
@@ -122,7 +132,7 @@ class PlayMiddleware:
         if not isinstance(request, dict):
             return None
         reasons: list[str] = []
-        pinned = pin_system(self.api, request, self.recorded_system) if self.pin_system else None
+        pinned = pin_system(self.api, request, self.recorded_system, self.recorded_wire) if self.pin_system else None
         if pinned is not None:
             request = pinned
             reasons.append("recorded system prompt")
@@ -154,6 +164,7 @@ class PlayMiddleware:
         decision = self.cursor.llm(messages, tools, model=model, params=params)
         if decision.response is not None:
             self._served += 1
+            self._note_bridged(decision.response)
             return served_response(self.api, decision.response, model, self._served)
         if self.options.serve_only:
             # Offline: nothing is ever sent (Hermes would skip a middleware that raises and call the
@@ -166,16 +177,22 @@ class PlayMiddleware:
             return served_response(self.api, response, model, self._served)
         self.cursor.note_provider_call()
         started = time.perf_counter()
+        if self._agent is None:
+            self._agent = reissue.find_agent(next_call) or False
+        before = reissue.mark(self._agent)
         try:
             result = next_call()
         except BaseException as exc:  # Hermes classifies and retries; we record the failed attempt
+            self._note_reissue(before)
             error = classify(exc) if isinstance(exc, Exception) else None
             self.recorder.llm_error(None, message=error.describe() if error else type(exc).__name__,
                                     error_type=error.kind if error else type(exc).__name__,
                                     status_code=error.status_code if error else None,
                                     retryable=error.retryable if error else False, provenance=Provenance.LIVE)
             raise
+        self._note_reissue(before)
         response = response_to_ir(self.api, result)
+        self._note_bridged(response)
         # Hermes's own client sent it (its api mode: --api mapped by the engine); Hermes translated the
         # history itself, so no loss list of ours, but the step says which API it went on
         calls = self.session.run.llm_calls()
@@ -184,6 +201,24 @@ class PlayMiddleware:
                              request_details=wire_details(self.api, recorded),
                              duration=round(time.perf_counter() - started, 6))
         return result
+
+    def _note_reissue(self, before: Any) -> None:
+        """Hermes 0.22 re-sent a failed streamed attempt without streaming (reissue.py): one provider
+        call more, and its failure, recorded like any failed attempt (marked: never observed)."""
+        if not reissue.reissued(self._agent, before):
+            return
+        self.cursor.note_provider_call()
+        self.recorder.llm_error(None, message=reissue.REISSUED_MESSAGE, error_type="server", retryable=True,
+                                provenance=Provenance.LIVE, provider_details={"observed": False})
+
+    def _note_bridged(self, response: LLMResponse) -> None:
+        """The model's tool calls, by id. Hermes runs, and its ``tool_execution`` middleware sees, another
+        name for some of them: the underlying tool of a Tool Search ``tool_call`` (0.22), the new name of a
+        renamed tool (``todo`` -> ``todo_list``). The ladder is asked for the call the model made (what the
+        record holds), so such a call is served or run as the one call it is."""
+        with self._lock:
+            for call in response.message.tool_calls:
+                self._asked[call.id] = (call.name, call.arguments)
 
     def tool_execution(self, **kw: Any) -> Any:
         next_call = kw["next_call"]
@@ -208,6 +243,10 @@ class PlayMiddleware:
                 return value
 
             implementation = None if name in self.stand_ins else hermes_tool
+            with self._lock:
+                asked = self._asked.pop(call_id, None)
+            if asked is not None and asked[0] != name:
+                name, args = asked  # the call as the model made it (Hermes runs the tool it stands for)
             answer = self.tools.answer(call_id, name, args, implementation=implementation)
             if answer.is_error:
                 with self._lock:
@@ -216,6 +255,27 @@ class PlayMiddleware:
         finally:
             with self._lock:
                 self._active.discard(call_id)
+
+
+def _recorded_system_wire(run: Run, api: str) -> Any:
+    """The record's system prompt as its first request sent it (Responses ``instructions``, Anthropic
+    ``system``: a string or a block list), or None (chat, or no request)."""
+    calls = run.llm_calls()
+    if api == "openai-chat" or not calls:
+        return None
+    from replaykit.core.trace.codecs import encode_llm_request
+
+    try:
+        body = encode_llm_request(calls[0].request, run.request_messages(calls[0]), run.request_tools(calls[0].request)).body
+    except Exception:  # a record this codec cannot encode: pin the text alone
+        return None
+    return body.get(_SYSTEM_KEY[api])
+
+
+def calls_api_matches(run: Run, api: str) -> bool:
+    """Whether the record's requests were made in ``api`` (their wire form is then the one to send)."""
+    calls = run.llm_calls()
+    return bool(calls) and calls[0].request.api in (api, "anthropic" if api == "anthropic-messages" else api)
 
 
 def _recorded_system(run: Run) -> tuple[bool, str | None]:
@@ -244,7 +304,7 @@ def _sends_media(run: Run) -> bool:
                for part in message.parts)
 
 
-def register_stand_ins(run: Run) -> list[str]:
+def register_stand_ins(run: Run, native_bridge: bool = False) -> list[str]:
     """Register every tool the recording declared or called that this Hermes lacks (a harness's or another framework's
     tools) under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
     ``tool_execution`` middleware, where the ladder answers them with no real implementation (served, else
@@ -255,14 +315,18 @@ def register_stand_ins(run: Run) -> list[str]:
     specs = list(run.request_tools(calls[0].request) or []) if calls else []
     # A tool the model called that no request declared (a log that kept no tool list): Hermes refuses
     # a call of a tool it does not know before any middleware sees it, so it gets a stand-in too.
+    # A Tool Search record (Hermes 0.22) declares the bridges, not the deferred tools it called through
+    # them: those (the underlying tools) need a stand-in too when this Hermes lacks them.
     declared = {spec.name for spec in specs}
-    for name in dict.fromkeys(event.name for event in run.tool_calls()):
+    called = [name for event in run.tool_calls() for name in (event.name, event_underlying(event)[0])]
+    for name in dict.fromkeys(called):
         if name not in declared:
             specs.append(ToolSpec(name=name))
+            declared.add(name)
     added: list[str] = []
     for spec in specs:
-        if registry.get_entry(spec.name) is not None:
-            continue
+        if registry.get_entry(spec.name) is not None or (native_bridge and spec.name in BRIDGE_TOOL_NAMES):
+            continue  # (Hermes's own Tool Search offers the bridges)
 
         def stand_in(_args: Any, _name: str = spec.name, **_kw: Any) -> str:
             return unavailable_text(_name)
@@ -274,7 +338,124 @@ def register_stand_ins(run: Run) -> list[str]:
     return added
 
 
+def tool_search_setting(run: Run) -> str:
+    """Hermes's ``tools.tool_search.enabled`` for playing ``run``: on when the record's model was offered
+    (or called) the Tool Search bridge, else off (a 0.19 record, or Tool Search off while recording): the
+    replayed model must be offered the tools the way the recorded one was."""
+    offered = any(spec.name in BRIDGE_TOOL_NAMES for tools in run.tool_sets.values() for spec in tools)
+    called = any(event.name == BRIDGE_TOOL_NAME for event in run.tool_calls())
+    return "on" if offered or called else "off"
+
+
+def overlay_hermes_home(overlay: dict[str, Any], where: str) -> str:
+    """A temporary ``HERMES_HOME`` (under ``where``) whose config.yaml is the user's with ``overlay``
+    merged in: the play changes Hermes's settings for itself only, never the user's file. Must run before
+    any Hermes import (Hermes resolves its paths at import time). Returns the new home."""
+    import os
+    from pathlib import Path
+
+    import yaml  # PyYAML: a dependency of every Hermes release
+
+    source = Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
+    config: dict[str, Any] = {}
+    try:
+        loaded = yaml.safe_load((source / "config.yaml").read_text(encoding="utf-8"))
+        config = loaded if isinstance(loaded, dict) else {}
+    except (OSError, yaml.YAMLError):
+        config = {}
+    _merge(config, overlay)
+    home = Path(where) / "hermes_home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    update_check = source / ".update_check"
+    if update_check.is_file():
+        (home / ".update_check").write_bytes(update_check.read_bytes())
+    os.environ["HERMES_HOME"] = str(home)
+    return str(home)
+
+
+def _merge(into: dict[str, Any], overlay: dict[str, Any]) -> None:
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+#: the paths of model calls in each api mode (anything else Hermes sends the endpoint is a probe)
+_MODEL_CALL_PATHS = ("/chat/completions", "/responses", "/messages")
+
+
+def block_endpoint_probes(base_url: str | None) -> None:
+    """Hermes probes the model endpoint at start-up and per turn (model lists, server type, context
+    length, vision: ``GET /v1/models``, ``GET /api/v1/models``, ``POST /api/show``...). A play sends the
+    scripted or candidate server model calls only: every other request to its host is answered 404 here,
+    in the play's process, without reaching the network (Hermes treats 404 as "not that kind of server")."""
+    import urllib.parse
+
+    import httpx
+
+    host = urllib.parse.urlsplit(base_url or "").netloc
+    if not host or getattr(httpx.Client.send, "_replaykit_probe_guard", False):
+        return
+
+    def is_probe(request: httpx.Request) -> bool:
+        return request.url.netloc.decode() == host and not (
+            request.method == "POST" and request.url.path.rstrip("/").endswith(_MODEL_CALL_PATHS))
+
+    sync_send, async_send = httpx.Client.send, httpx.AsyncClient.send
+
+    def send(self: httpx.Client, request: httpx.Request, **kw: Any) -> httpx.Response:
+        if is_probe(request):
+            return httpx.Response(404, request=request, json={"error": "replaykit play: endpoint probes are not sent"})
+        return sync_send(self, request, **kw)
+
+    async def asend(self: httpx.AsyncClient, request: httpx.Request, **kw: Any) -> httpx.Response:
+        if is_probe(request):
+            return httpx.Response(404, request=request, json={"error": "replaykit play: endpoint probes are not sent"})
+        return await async_send(self, request, **kw)
+
+    send._replaykit_probe_guard = True  # type: ignore[attr-defined]
+    httpx.Client.send = send  # type: ignore[method-assign]
+    httpx.AsyncClient.send = asend  # type: ignore[method-assign]
+    try:  # Hermes 0.19 probes with requests too
+        import requests
+    except ImportError:
+        return
+    requests_send = requests.Session.send
+
+    def session_send(self: Any, request: Any, **kw: Any) -> Any:
+        parts = urllib.parse.urlsplit(str(request.url))
+        if parts.netloc == host and not (request.method == "POST" and parts.path.rstrip("/").endswith(_MODEL_CALL_PATHS)):
+            response = requests.Response()
+            response.status_code, response.url, response.request = 404, request.url, request
+            response._content = b'{"error": "replaykit play: endpoint probes are not sent"}'
+            return response
+        return requests_send(self, request, **kw)
+
+    requests.Session.send = session_send  # type: ignore[method-assign]
+
+
+def speaks_recorded_bridge() -> bool:
+    """Whether this Hermes's Tool Search bridge takes the batched ``{"calls": [...]}`` arguments Hermes 0.22
+    records (0.19.0 has a bridge too, off by default, that takes only ``{"name", "arguments"}``). When it
+    does not, a bridged record is played with Tool Search off and the bridges as recorded stand-ins: the
+    served ``tool_call`` is answered through the middleware like any recorded tool."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("tools.tool_search_validation") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
+    overlay = dict(spec.get("config_overlay") or {})
+    native_bridge = spec.get("tool_search") == "on" and speaks_recorded_bridge()
+    overlay["tools"] = {"tool_search": {"enabled": "on" if native_bridge else "off"}}
+    if spec.get("overlay_dir"):
+        overlay_hermes_home(overlay, spec["overlay_dir"])
+    block_endpoint_probes(spec.get("base_url"))
     import run_agent  # plugin discovery happens here (the recording plugin is disabled by env)
     from hermes_cli import __version__ as hermes_version
     from hermes_cli.plugins import PluginContext, PluginManifest, get_plugin_manager
@@ -291,11 +472,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     cursor = session.cursor
     api = wire.API_OF_MODE[spec["api_mode"]]
     toolsets = list(spec["toolsets"])
-    stand_ins = register_stand_ins(source)
+    stand_ins = register_stand_ins(source, native_bridge)
     if stand_ins:
         toolsets.append(STAND_IN_TOOLSET)
     has_request, system = _recorded_system(source)
     middleware = PlayMiddleware(session, system, api, frozenset(stand_ins), pin_system=has_request)
+    if calls_api_matches(source, api):
+        middleware.recorded_wire = _recorded_system_wire(source, api)
     ctx = PluginContext(PluginManifest(name="replaykit-play", source="inproc"), get_plugin_manager())
     ctx.register_middleware("llm_request", middleware.llm_request)
     ctx.register_middleware("llm_execution", middleware.llm_execution)

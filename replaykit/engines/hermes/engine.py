@@ -89,7 +89,18 @@ def build_spec(run: Run, options: PlayOptions, source: Path) -> dict[str, Any]:
         "toolsets": list(toolsets),
         "platform": str(meta.get("platform") or "cli"),
         "api_mode": api_mode,
+        # Hermes's settings for the play only (a temporary HERMES_HOME, driver.overlay_hermes_home):
+        # Tool Search as the record had it (the driver turns it off where Hermes's bridge cannot take
+        # the recorded calls, and answers them through stand-ins).
+        "tool_search": tool_search_setting(run),
+        "config_overlay": {},
     }
+
+
+def tool_search_setting(run: Run) -> str:
+    from replaykit.engines.hermes.driver import tool_search_setting as setting
+
+    return setting(run)
 
 
 def _mode_of_api(run: Run) -> str:
@@ -112,6 +123,7 @@ def play(run: Run, options: PlayOptions) -> PlayResult:
     with tempfile.TemporaryDirectory(prefix="replaykit-hermes-play-") as tmp_dir:
         tmp = Path(tmp_dir)
         spec = build_spec(run, options, _source_path(run, options, tmp))
+        spec["overlay_dir"] = str(tmp)
         spec_path, out_path = tmp / "spec.json", tmp / "out.json"
         spec_path.write_text(json.dumps(spec))
         env = dict(os.environ)

@@ -1,5 +1,7 @@
-"""Record real Hermes Agent runs (hermes-agent 0.19.0, offline, in a subprocess) against the scripted server
-and check the recording against what the server actually received."""
+"""Record real Hermes Agent runs (the installed Hermes: 0.19.0 in the hermes environment, 0.22.2 in
+hermes-next; offline, in a subprocess) against the scripted server and check the recording against what
+the server actually received. On 0.22 Hermes's defaults apply (Tool Search on: plugin tools and todo_list
+are reached through the ``tool_call`` bridge; title generation is an auxiliary call)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ import stat
 
 import pytest
 
+from replaykit.core.trace.bridge import event_underlying
 from replaykit.core.trace.ir import ErrorEvent, SubagentEvent
 from replaykit.core.trace.run import Run
-from replaykit.testing.hermes_harness import HermesSandbox
+from replaykit.testing.hermes_harness import HermesSandbox, installed_hermes_version
 from replaykit.testing.scripted_server import (
     ScriptedServer,
     ToolCall,
@@ -20,28 +23,53 @@ from replaykit.testing.scripted_server import (
     routed_policy,
     sequence_policy,
 )
-from tests.adapters.hermes.helpers import assert_requests_match, assert_tool_calls_match, only_run, runs_in
+from tests.adapters.hermes.helpers import (
+    assert_requests_match,
+    assert_tool_calls_match,
+    hermes_release,
+    only_run,
+    runs_in,
+    todo_name,
+    tool_names,
+)
+
+TOOL_SEARCH_OFF = "tools:\n  tool_search:\n    enabled: \"off\"\n"
 
 pytestmark = pytest.mark.hermes
 
 
-def _run(tmp_path, policy, plugin="entrypoint", **spec):
-    sandbox = HermesSandbox(tmp_path, plugin=plugin)
+def _run(tmp_path, policy, plugin="entrypoint", extra_config="", **spec):
+    sandbox = HermesSandbox(tmp_path, plugin=plugin, extra_config=extra_config)
     with ScriptedServer(policy) as srv:
         out = sandbox.run_agent({"base_url": srv.base_url, **spec})
         reqs = srv.llm_requests
     return sandbox, out, reqs
 
 
-def test_tools_in_sequence_streaming(tmp_path):
-    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), turns=["Please echo hello"])
+TOOL_SEARCH = [pytest.param("", id="hermes-defaults"), pytest.param(TOOL_SEARCH_OFF, id="tool-search-off")]
+
+
+@pytest.mark.parametrize("config", TOOL_SEARCH)
+def test_tools_in_sequence_streaming(tmp_path, config):
+    bridged = hermes_release() >= (0, 22) and not config  # 0.22's default: Tool Search on
+    if config and hermes_release() < (0, 22):
+        pytest.skip("Hermes before 0.22 has no Tool Search")
+    sandbox, out, reqs = _run(tmp_path, hermes_default_policy(), extra_config=config, turns=["Please echo hello"])
     run = only_run(sandbox.store)
     assert run.header.session_id == out["session_id"]
-    assert run.header.source.framework == "hermes" and run.header.source.framework_version == "0.19.0"
-    assert all(r.body.get("stream") is True for r in reqs)
+    assert run.header.source.framework == "hermes"
+    assert run.header.source.framework_version == installed_hermes_version() == out["hermes_version"]
+    agent_reqs = [r for r in reqs if r.body.get("tools")]  # (a title request offers no tools)
+    assert all(r.body.get("stream") is True for r in agent_reqs)
     assert_requests_match(run, [r.body for r in reqs])
-    assert_tool_calls_match(run, [r.reply for r in reqs])
-    assert [e.name for e in run.tool_calls()] == ["harness_echo", "todo"]
+    assert_tool_calls_match(run, [r.reply for r in agent_reqs])
+    assert tool_names(run) == ["harness_echo", todo_name()]
+    # The model's call as it made it: through the bridge with Tool Search on, the tool itself without.
+    assert [e.name for e in run.tool_calls()] == (["tool_call"] * 2 if bridged else ["harness_echo", todo_name()])
+    if bridged:
+        first = run.tool_calls()[0]
+        assert first.arguments == {"calls": [{"name": "harness_echo", "arguments": {"text": "hello replaykit"}}]}
+        assert first.underlying.arguments == {"text": "hello replaykit"}
     assert run.tool_calls()[0].result == '{"echo": "HELLO REPLAYKIT"}'
     assert [s.kind for s in run.steps] == ["llm", "tool"] * 2 + ["llm"]
     assert run.final_answer == out["results"][0]["final_response"]
@@ -51,8 +79,9 @@ def test_tools_in_sequence_streaming(tmp_path):
     assert "sk-harness-fake" not in sandbox.store.joinpath(f"{run.run_id}.jsonl").read_text()
     path = sandbox.store / f"{run.run_id}.jsonl"
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    # Full tool schemas are declared once.
-    assert {t.name for t in next(iter(run.tool_sets.values()))} >= {"harness_echo", "todo"}
+    # Full tool schemas are declared once: the tools as offered (the bridges, with Tool Search on).
+    offered = {t.name for t in next(iter(run.tool_sets.values()))}
+    assert offered >= ({"tool_search", "tool_describe", "tool_call"} if bridged else {"harness_echo", todo_name()})
 
 
 def test_two_turns_append_to_one_run_plain_json(tmp_path):
@@ -60,7 +89,8 @@ def test_two_turns_append_to_one_run_plain_json(tmp_path):
     sandbox, _out, reqs = _run(tmp_path, hermes_default_policy(), platform="cron",
                               turns=["first question", "second question"])
     run = only_run(sandbox.store)
-    assert all("stream" not in r.body for r in reqs)
+    if hermes_release() < (0, 22):  # 0.22: platform "cron" no longer means non-streaming
+        assert all("stream" not in r.body for r in reqs)
     assert_requests_match(run, [r.body for r in reqs])
     assert [t.message.text for t in run.user_turns()] == ["first question", "second question"]
     assert [e.kind for e in run.events if e.kind in ("turn_start", "turn_end")] == ["turn_start", "turn_end"] * 2
@@ -101,7 +131,14 @@ def test_http_500_then_retry(tmp_path):
     assert [r.reply.fault for r in reqs][:2] == ["500", None]
     assert_requests_match(run, [r.body for r in reqs])
     errors = [e for e in run.events if isinstance(e, ErrorEvent)]
-    assert len(errors) == 1 and errors[0].status_code == 500 and errors[0].retryable is True
+    assert len(errors) == 1 and errors[0].retryable is True
+    if hermes_release() >= (0, 22):
+        # 0.22 re-sends a streamed 5xx non-streaming inside the same call, raising nothing: the failed
+        # attempt is rebuilt with its exact request and marked not observed (its status was never seen).
+        assert errors[0].status_code is None and errors[0].provider_details["observed"] is False
+        assert reqs[0].body["stream"] is True and "stream" not in reqs[1].body
+    else:
+        assert errors[0].status_code == 500
     first_call = run.llm_calls()[0]
     assert errors[0].seq < first_call.seq
     assert errors[0].corr.api_request_id == first_call.corr.api_request_id
@@ -112,10 +149,10 @@ def test_http_500_then_retry(tmp_path):
 def test_interrupted_turn_is_closed_cleanly(tmp_path):
     policy = sequence_policy([ToolCall("harness_interrupt", {}), ToolCall("harness_echo", {"text": "never"})], "x")
     sandbox, out, reqs = _run(tmp_path, policy, toolsets=["harness", "harness_stop"], turns=["stop please"])
-    assert out["results"][0]["interrupted"] is True
+    assert out["results"][0]["interrupted"] is True, out["results"]
     run = only_run(sandbox.store)
     assert run.status == "interrupted"
-    assert [e.name for e in run.tool_calls()] == ["harness_interrupt"]
+    assert tool_names(run) == ["harness_interrupt"]
     assert_requests_match(run, [r.body for r in reqs])
 
 
@@ -134,17 +171,23 @@ def test_subagent_is_its_own_linked_run(tmp_path):
     assert lineage.relation == "subagent" and lineage.parent_run_id == parent_run.run_id
     start = next(e for e in parent_run.events if isinstance(e, SubagentEvent) and e.phase == "start")
     assert start.child_run_id == child_run.run_id and lineage.parent_event_id == start.id
-    delegate_call = next(c for c in parent_run.tool_calls() if c.name == "delegate_task")
+    delegate_call = next(c for c in parent_run.tool_calls() if event_underlying(c)[0] == "delegate_task")
     assert start.launched_by == delegate_call.call_id
     launching = parent_run.steps[lineage.parent_step].event
     assert delegate_call.call_id in [c.id for c in launching.response.message.tool_calls]
     assert "CHILD-TASK" in child_run.user_turns()[0].message.text
-    assert [e.name for e in child_run.tool_calls()] == ["todo"]
+    assert tool_names(child_run) == [todo_name()]
+    stop = next(e for e in parent_run.events if isinstance(e, SubagentEvent) and e.phase == "stop")
+    assert stop.child_run_id == child_run.run_id
+    if hermes_release() >= (0, 22):  # subagent_stop's new tool_call_history (metadata only) is kept
+        history = stop.provider_details["tool_call_history"]
+        assert len(history) == 1 and history[0]["tool_name"] in (todo_name(), "tool_call")
     # Every server request belongs to exactly one of the two runs, reconstructed exactly.
-    from replaykit.adapters.hermes.reconstruct import attempt_bodies
+    from replaykit.adapters.hermes.reconstruct import attempt_bodies, auxiliary_bodies
 
     rebuilt = attempt_bodies(parent_run) + attempt_bodies(child_run)
-    bodies = [r.body for r in reqs]
+    auxiliary = auxiliary_bodies(parent_run) + auxiliary_bodies(child_run)
+    bodies = [r.body for r in reqs if r.body not in auxiliary]
     assert len(rebuilt) == len(bodies)
     for body in bodies:
         assert body in rebuilt
@@ -160,7 +203,7 @@ def test_other_api_modes(tmp_path, api_mode):
     expected_path = "/v1/responses" if api_mode == "codex_responses" else "/v1/messages"
     assert {r.path for r in reqs} == {expected_path}
     assert_requests_match(run, [r.body for r in reqs])
-    assert_tool_calls_match(run, [r.reply for r in reqs])
+    assert_tool_calls_match(run, [r.reply for r in reqs if r.body.get("tools")])
     assert run.final_answer == "All done: HELLO REPLAYKIT."
 
 

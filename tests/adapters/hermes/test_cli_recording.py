@@ -10,7 +10,13 @@ import pytest
 
 from replaykit.testing.hermes_harness import HermesSandbox
 from replaykit.testing.scripted_server import ScriptedServer, hermes_default_policy
-from tests.adapters.hermes.helpers import assert_requests_match, assert_tool_calls_match, only_run
+from tests.adapters.hermes.helpers import (
+    assert_requests_match,
+    assert_tool_calls_match,
+    only_run,
+    todo_name,
+    tool_names,
+)
 
 pytestmark = pytest.mark.hermes
 
@@ -30,7 +36,7 @@ def test_hermes_chat_cli_records_through_installed_directory_plugin(tmp_path):
     run = only_run(sandbox.store)
     assert_requests_match(run, [r.body for r in reqs])
     assert_tool_calls_match(run, [r.reply for r in reqs])
-    assert [e.name for e in run.tool_calls()] == ["todo"]
+    assert tool_names(run) == [todo_name()]
     # The CLI fires on_session_finalize at exit: the run is closed with a run_end.
     assert run.events[-1].kind == "run_end" and run.status == "completed"
     assert run.header.platform == "cli"

@@ -16,6 +16,7 @@ swallowed (middleware always calls ``next_call`` exactly once and re-raises only
 
 from __future__ import annotations
 
+from replaykit.adapters.hermes.capture.auxiliary import AuxiliaryCapture
 from replaykit.adapters.hermes.capture.llm import FailedAttempt, LLMAttempt, LLMCapture
 from replaykit.adapters.hermes.capture.pending import PendingCall
 from replaykit.adapters.hermes.capture.sessions import (
@@ -40,6 +41,8 @@ class HermesCapture:
         self.llm = llm = LLMCapture(sessions)
         self.tools = tools = ToolCapture(sessions)
         self.subagents = subagents = SubagentCapture(sessions)
+        self.auxiliary = auxiliary = AuxiliaryCapture(sessions)
+        sessions.on_turn_end = auxiliary.flush
         sessions.emit_error = llm.emit_error
         sessions.emit_tool = tools.emit_tool
         self.store, self.syncer = store, sessions.syncer
@@ -59,6 +62,9 @@ class HermesCapture:
         self.tool_enter = tools.tool_enter
         self.tool_exit = tools.tool_exit
         self.post_tool_call = tools.post_tool_call
+        # auxiliary calls (Hermes 0.22+: titles, compression, vision)
+        self.aux_pre = auxiliary.pre
+        self.aux_post = auxiliary.post
         # subagents
         self.subagent_start = subagents.subagent_start
         self.subagent_stop = subagents.subagent_stop

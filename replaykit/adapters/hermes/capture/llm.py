@@ -4,16 +4,18 @@ response or the exception, and ``api_request_error`` for failed attempts (writte
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from replaykit.adapters.hermes import fastpath, wire
+from replaykit.adapters.hermes import fastpath, reissue, wire
 from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions, safe_base_url
 from replaykit.adapters.hermes.capture.wire_deltas import CHAT, Prepared, elements
 from replaykit.adapters.hermes.response import response_to_ir, was_streamed
 from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES
 from replaykit.core.trace.ir import ErrorEvent, ToolSpec
 
 _EMPTY: dict[str, dict[str, Any]] = {"openai-chat": {"messages": []}, "openai-responses": {"input": []},
@@ -34,6 +36,8 @@ class LLMAttempt:
     t: float
     t0: float
     kw: Mapping[str, Any]
+    agent: Any = None  # Hermes's AIAgent when found (its streaming-5xx re-issue marker)
+    probe_mark: Any = None  # that marker before the call
 
 
 @dataclass(slots=True)
@@ -68,11 +72,14 @@ class LLMCapture:
                 params["tools"] = []
             if not state.meta_done:
                 self._session_meta(state, kw, tools)
-        return LLMAttempt(state, api, model, pre, tools, params, sdk, state.recorder.now(), time.perf_counter(), kw)
+        agent = agent_of(state, kw.get("next_call"))
+        return LLMAttempt(state, api, model, pre, tools, params, sdk, state.recorder.now(), time.perf_counter(), kw,
+                          agent, reissue.mark(agent))
 
     def llm_after(self, cap: LLMAttempt, result: Any) -> None:
         state, api = cap.state, cap.api
-        if was_streamed(api, result):  # cap.params is this attempt's own dict (split_request)
+        reissued = self._reissued(cap)
+        if was_streamed(api, result) and not reissued:  # cap.params is this attempt's own dict (split_request)
             cap.params["stream"] = True
             if api == CHAT:
                 cap.params.setdefault("stream_options", {"include_usage": True})
@@ -88,9 +95,44 @@ class LLMCapture:
             state.steps += 1
             for call_id in fastpath.tool_call_ids(response):
                 state.call_origin[call_id] = event_id
+            bridged = fastpath.bridge_calls(response)
+            if bridged:  # Tool Search: the model's own call, kept beside the underlying tool Hermes runs
+                state.bridged.update(bridged)
+
+    def _reissued(self, cap: LLMAttempt) -> bool:
+        """Hermes 0.22: a streamed attempt that failed with a 5xx before its first delta is re-sent
+        without streaming inside the same call, and no exception or ``api_request_error`` says so. The
+        agent's probe marker moved during the call: write the failed streamed attempt (its exact request,
+        marked ``observed: false``: its status and body were never seen) before the call that answered."""
+        if not reissue.reissued(cap.agent, cap.probe_mark):
+            return False
+        streamed = {k: v for k, v in cap.params.items() if k not in ("stream", "stream_options")}
+        streamed["stream"] = True
+        if cap.api == CHAT:
+            streamed["stream_options"] = cap.params.get("stream_options") or {"include_usage": True}
+        cap.params = {k: v for k, v in cap.params.items() if k not in ("stream", "stream_options")}
+        failed = LLMAttempt(cap.state, cap.api, cap.model, cap.pre, cap.tools, streamed, cap.sdk, cap.t, cap.t0, cap.kw)
+        rid = cap.kw.get("api_request_id") or ""
+        with cap.state.lock:
+            number = cap.state.attempts.get(rid, 0) + 1
+            cap.state.attempts[rid] = number
+            self._write_request(cap.state, failed, "error", cap.t, None, fastpath.corr(cap.kw), {
+                "where": "llm", "error_type": "StreamingServerError", "retryable": True, "attempt": number,
+                "message": reissue.REISSUED_MESSAGE,
+                "provider_details": {"observed": False, "reissued_non_streaming": True}}, keep_raw=True)
+        return True
 
     def llm_failed(self, cap: LLMAttempt, exc: BaseException) -> None:
         """Stash the failed attempt; ``api_request_error`` completes it (or the next flush does)."""
+        if self._reissued(cap):  # the re-sent request failed too (e.g. the 4xx the 5xx masked)
+            cap.params.pop("stream", None)
+            cap.params.pop("stream_options", None)
+            rid = cap.kw.get("api_request_id") or ""
+            failed = FailedAttempt(cap, type(exc).__name__, str(exc)[:2000], getattr(exc, "status_code", None),
+                                   round(time.perf_counter() - cap.t0, 6))
+            with cap.state.lock:
+                cap.state.pending_errors[rid] = failed
+            return
         rid = cap.kw.get("api_request_id") or ""
         cap.params = _wire_params(cap, exc)
         failed = FailedAttempt(cap, type(exc).__name__, str(exc)[:2000], getattr(exc, "status_code", None),
@@ -131,7 +173,7 @@ class LLMCapture:
                             {k: v for k, v in fields.items() if v is not None or k == "provider_details"})
 
     def _write_request(self, state: SessionRun, cap: LLMAttempt, kind: str, t: float, duration: float | None,
-                       corr: dict[str, Any], fields: dict[str, Any]) -> str:
+                       corr: dict[str, Any], fields: dict[str, Any], keep_raw: bool = False) -> str:
         """Write an llm_call or error event carrying ``cap``'s request (under ``state.lock``)."""
         recorder = state.recorder
         chain = state.requests
@@ -152,7 +194,8 @@ class LLMCapture:
             body = jsonsafe.model_data(event, exclude_none=True, exclude={"seq", "id"})
         event_id = recorder.emit_dict(body)
         chain.commit(cap.pre, event_id)
-        cap.pre.raw = []  # Hermes's list: not ours to keep once the call is written
+        if not keep_raw:
+            cap.pre.raw = []  # Hermes's list: not ours to keep once the call is written
         return event_id
 
     def _tools(self, state: SessionRun, api: str, raw_tools: Any) -> list[ToolSpec] | None:
@@ -170,9 +213,16 @@ class LLMCapture:
         data: dict[str, Any] = {
             "hermes_version": self.sessions.hermes_version, "model": kw.get("model"), "provider": kw.get("provider"),
             "base_url": safe_base_url(kw.get("base_url")), "api_mode": kw.get("api_mode"),
-            "platform": kw.get("platform"), "toolsets": _toolsets_of([t.name for t in tools or ()]),
+            "platform": kw.get("platform"), "toolsets": _offered_toolsets(state, tools),
         }
         state.recorder.meta({k: v for k, v in data.items() if v is not None}, corr=self.sessions.corr(kw))
+
+
+def agent_of(state: SessionRun, next_call: Any) -> Any:
+    """The session's ``AIAgent`` (looked for once per session: ``reissue.find_agent``)."""
+    if state.agent is None:
+        state.agent = reissue.find_agent(next_call) or False
+    return state.agent or None
 
 
 def _wire_params(cap: LLMAttempt, exc: BaseException) -> dict[str, Any]:
@@ -199,7 +249,23 @@ def _wire_params(cap: LLMAttempt, exc: BaseException) -> dict[str, Any]:
     return params
 
 
-def _toolsets_of(names: list[str]) -> list[str] | None:
+def _offered_toolsets(state: SessionRun, tools: list[ToolSpec] | None) -> list[str] | None:
+    """The toolsets of the offered tools, and (Tool Search) of the deferred tools the bridge's catalog
+    lists; the capture adds those of tools called later (tools.py)."""
+    names = [t.name for t in tools or ()]
+    for spec in tools or ():
+        if spec.name in BRIDGE_TOOL_NAMES and spec.description:
+            names.extend(m.group(1) for m in _CATALOG_LINE.finditer(spec.description))
+    found = toolsets_of(names)
+    if found is not None:
+        state.toolsets = list(found)
+    return found
+
+
+_CATALOG_LINE = re.compile(r"(?m)^- ([A-Za-z0-9_.:-]+):")
+
+
+def toolsets_of(names: list[str]) -> list[str] | None:
     """Which Hermes toolsets the offered tools belong to (read from Hermes's tool registry)."""
     try:
         from tools.registry import registry

@@ -74,6 +74,9 @@ class SessionRun:
     emitted_calls: set[str] = field(default_factory=set)  # tool calls written this turn
     pending_errors: dict[str, Any] = field(default_factory=dict)  # api_request_id -> llm.FailedAttempt
     call_origin: dict[str, str] = field(default_factory=dict)  # tool_call_id -> llm_call event id (this turn)
+    bridged: dict[str, Any] = field(default_factory=dict)  # tool_call_id -> the model's tool_call arguments (this turn)
+    toolsets: list[str] = field(default_factory=list)  # toolsets offered or called so far (meta "toolsets")
+    agent: Any = None  # Hermes's AIAgent once found (llm.agent_of); False: looked, not found
     step_of: dict[str, int] = field(default_factory=dict)  # llm_call event id -> step index (this turn)
     steps: int = 0
     turn: int = 0
@@ -87,6 +90,7 @@ class SessionRun:
         self.attempts.clear()
         self.emitted_calls.clear()
         self.call_origin.clear()
+        self.bridged.clear()
         self.step_of.clear()
 
 
@@ -114,6 +118,8 @@ class Sessions:
         self.lock = threading.Lock()
         self.active_tools: set[tuple[str, str]] = set()
         self.local = threading.local()
+        self.last_session: str | None = None  # the session whose turn started last (auxiliary calls' default)
+        self.on_turn_end: Callable[[str], None] | None = None  # HermesCapture: write what the turn left pending
         self.syncer = BackgroundSyncer()
         atexit.register(self.close_all)
 
@@ -179,6 +185,8 @@ class Sessions:
         if not session_id:
             return
         state = self.session(session_id, model=kw.get("model"), platform=kw.get("platform"))
+        if kw.get("platform") != "subagent":
+            self.last_session = session_id
         message = kw.get("user_message")
         first = kw.get("is_first_turn")
         # Written as the event's JSON dict (Recorder.emit_dict: no pydantic model on Hermes's thread).
@@ -202,8 +210,12 @@ class Sessions:
         if not session_id:
             return
         state = self.session(session_id)
+        if self.on_turn_end is not None:
+            self.on_turn_end(session_id)
         status = "interrupted" if kw.get("interrupted") else ("completed" if kw.get("completed", True) else "failed")
-        reason = kw.get("reason")
+        if kw.get("failed") is True and status == "completed":  # Hermes 0.22 says so explicitly
+            status = "failed"
+        reason = kw.get("reason") or kw.get("turn_exit_reason")
         with state.lock:
             self.flush(state)
             body = fastpath.envelope("turn_end", state.recorder.now(), None, fastpath.corr(kw), None)

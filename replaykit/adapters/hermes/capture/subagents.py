@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replaykit.adapters.hermes.capture.sessions import Sessions, run_id_for_session
+from replaykit.adapters.hermes.capture.tools import _jsonable
 from replaykit.core.trace import jsonsafe
 from replaykit.core.trace.ir import Correlation, Lineage
 
@@ -51,7 +52,10 @@ class SubagentCapture:
                     child_session_id=child_sid, role=kw.get("child_role"), status=kw.get("child_status"),
                     summary=kw.get("child_summary"),
                     duration=kw["duration_ms"] / 1000.0 if isinstance(kw.get("duration_ms"), (int, float)) else None,
-                    corr=Correlation(session_id=parent_sid, turn_id=kw.get("parent_turn_id")))
+                    corr=Correlation(session_id=parent_sid, turn_id=kw.get("parent_turn_id")),
+                    # Hermes 0.22: the child's tool calls, metadata only (names, argument keys, sizes, status)
+                    provider_details={"tool_call_history": _jsonable(kw["tool_call_history"])}
+                    if isinstance(kw.get("tool_call_history"), list) else None)
                 self.sessions.syncer.request(parent.recorder.writer.path)  # type: ignore[union-attr]
         if child_sid:
             status = str(kw.get("child_status") or "completed")

@@ -20,6 +20,7 @@ from replaykit.adapters.hermes.capture.pending import PendingCall
 from replaykit.adapters.hermes.capture.sessions import SessionRun, Sessions
 from replaykit.adapters.hermes.guarded import log_once
 from replaykit.core.trace import jsonsafe
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME
 
 
 class ToolCapture:
@@ -120,10 +121,21 @@ class ToolCapture:
         body = fastpath.envelope("tool_call", state.recorder.now() if t is None else t, duration,
                                  fastpath.corr(kw, call_id), details or None)
         body["call_id"] = call_id
-        body["name"] = str(name or "")
         arguments = _jsonable(args)
-        if arguments is not None:
-            body["arguments"] = arguments
+        bridge = state.bridged.get(call_id, _NOT_BRIDGED)
+        if bridge is not _NOT_BRIDGED and name != BRIDGE_TOOL_NAME:
+            # Tool Search: the model called the bridge; Hermes ran (and its hooks saw) the underlying tool.
+            body["name"] = BRIDGE_TOOL_NAME
+            if bridge is not None:
+                body["arguments"] = bridge
+            underlying: dict[str, Any] = {"name": str(name or "")}
+            if arguments is not None:
+                underlying["arguments"] = arguments
+        else:
+            underlying = {}
+            body["name"] = str(name or "")
+            if arguments is not None:
+                body["arguments"] = arguments
         if text is not None:
             body["result"] = text
         if blocks is not None:
@@ -134,15 +146,35 @@ class ToolCapture:
         origin = state.call_origin.get(call_id)
         if origin is not None:
             body["llm_call_id"] = origin
+        if underlying:
+            body["underlying"] = underlying
         event_id = state.recorder.emit_dict(body)
         # The next request repeats this result as a tool message: written as a reference when equal.
         state.recorder.tool_refs.note_json(event_id, body)
         state.steps += 1
-        if body["name"] == "skill_view" and isinstance(args, Mapping) and args.get("name"):
+        _note_toolset(state, str(name or ""))
+        if str(name or "") == "skill_view" and isinstance(args, Mapping) and args.get("name"):
             skill = str(args["name"])
             if skill not in state.skills:
                 state.skills.append(skill)
                 state.recorder.meta({"skills_loaded": list(state.skills)})
+
+
+_NOT_BRIDGED = object()
+
+
+def _note_toolset(state: SessionRun, tool: str) -> None:
+    """A called tool whose toolset the offered list did not show (a deferred tool run through the
+    Tool Search bridge) adds that toolset to the run's meta: a play must enable it."""
+    if not state.meta_done or not tool:
+        return
+    from replaykit.adapters.hermes.capture.llm import toolsets_of
+
+    found = toolsets_of([tool]) or []
+    new = [t for t in found if t not in state.toolsets]
+    if new:
+        state.toolsets.extend(new)
+        state.recorder.meta({"toolsets": list(state.toolsets)})
 
 
 def _step(where: str, fn: Callable[[PendingCall], None], pending: PendingCall) -> None:
