@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replaykit.core.trace.codecs import neutral_finish_reason
 from replaykit.core.trace.ir import LLMCallEvent, ToolCallEvent
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
@@ -39,8 +40,16 @@ def _truncated(run: Run) -> bool:
 
 
 #: The finish reasons an OpenAI-compatible candidate gives for a whole answer; a recorded step that ended
-#: otherwise (cut by the length limit, an Anthropic stop reason kept verbatim) differs in that field.
+#: otherwise (cut by the length limit) differs in that field. A step recorded on another API is compared in
+#: the words every API shares (diff: an Anthropic ``end_turn`` is Chat's ``stop``).
 OPENAI_FINISH = ("stop", "tool_calls")
+
+
+def _finish_differs(event: LLMCallEvent) -> bool:
+    reason = event.response.finish_reason
+    if event.request.api != "openai-chat":
+        reason = neutral_finish_reason(reason, bool(event.response.message.tool_calls))
+    return reason not in OPENAI_FINISH
 
 
 def expected_for(run: Run, plant: Plant) -> dict[str, Any]:
@@ -64,7 +73,7 @@ def expected_for(run: Run, plant: Plant) -> dict[str, Any]:
         divergent = 2 + sum(isinstance(s.event, LLMCallEvent) for s in after)
         return {"verdict": "changed", "fidelity": {"reused": 0, "exact": exact, "divergent": divergent,
                                                     "unmatched": 0, "missing": 0}, "field": "response.tool_calls"}
-    other = sum(e.response.finish_reason not in OPENAI_FINISH for e in run.llm_calls())
+    other = sum(_finish_differs(e) for e in run.llm_calls())
     if other:  # the scripted answer is whole (an OpenAI finish reason) where the record's ended otherwise
         return {"verdict": "changed", "fidelity": {"reused": 0, "exact": n - other, "divergent": other,
                                                     "unmatched": 0, "missing": 0}, "field": "response.finish_reason"}
