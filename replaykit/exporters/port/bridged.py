@@ -6,8 +6,8 @@ ports the real tools: the bridge is Hermes's way of keeping a long tool list out
 of the agent. So, for a port (and only there):
 
 - every recorded model response is read with each bridged call rewritten to the underlying call, through
-  the one rule ``bridge.underlying_call`` (the recorded ``ToolCallEvent.underlying`` wins):
-  :func:`port_message`. ``spec.recorded_turns`` applies it to what the conformance driver serves and
+  the one rule ``bridge.underlying_call`` (the recorded ``ToolCallEvent.underlying`` wins), read by
+  ``core.trace.bridge_view.underlying_message`` (``diff`` reads runs the same way). ``spec.recorded_turns`` applies it to what the conformance driver serves and
   checks and to the conversation a turn starts from, so the port's model, answered from the recording,
   calls the underlying tool, and the port's tool calls are compared with the underlying calls;
 - the agent's tools are the underlying tools (:func:`underlying_tools`), their schemas found, in order,
@@ -24,16 +24,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from typing import Any
 
-from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES, underlying_call
-from replaykit.core.trace.canonical import parsed_arguments
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES
+from replaykit.core.trace.bridge_view import (
+    part_underlying,
+    recorded_underlying,
+    underlying_message,
+    underlying_messages,
+)
 from replaykit.core.trace.ir import (
-    Message,
     ToolCallEvent,
     ToolCallPart,
-    ToolResultPart,
     ToolSpec,
     UnderlyingCall,
 )
@@ -45,39 +47,14 @@ UNDESCRIBED = "(called through Hermes's Tool Search bridge; schema typed from th
 _CATALOG_LINE = re.compile(r"^\s*-\s*([A-Za-z0-9_.:-]+):\s*(.+?)\s*$")
 
 
-def recorded_underlying(run: Run) -> dict[str, UnderlyingCall | None]:
-    """The ``underlying`` the recorder wrote beside each tool call, by call id."""
-    return {e.call_id: e.underlying for e in run.events if isinstance(e, ToolCallEvent)}
-
-
 def port_call(part: ToolCallPart, recorded: UnderlyingCall | None = None) -> tuple[str, Any]:
     """The ``(name, arguments)`` a port sees for a recorded tool call part."""
-    return underlying_call(part.name, parsed_arguments(part.arguments, part.raw_arguments), recorded=recorded)
+    return part_underlying(part, {part.id: recorded})
 
 
-def port_message(message: Message, recorded: dict[str, UnderlyingCall | None]) -> Message:
-    """The message with each bridged tool call (and the name on its result) rewritten to the underlying
-    call; the message itself when it holds none."""
-    renamed: dict[str, str] = {}
-    parts: list[Any] = []
-    for part in message.parts:
-        if isinstance(part, ToolCallPart):
-            name, arguments = port_call(part, recorded.get(part.id))
-            if name != part.name:
-                renamed[part.id] = name
-                part = part.model_copy(update={"name": name, "arguments": arguments, "raw_arguments": None})
-        elif isinstance(part, ToolResultPart) and part.name in BRIDGE_TOOL_NAMES:
-            call = recorded.get(part.tool_call_id)
-            if call is not None and call.name:
-                part = part.model_copy(update={"name": call.name})
-        parts.append(part)
-    if not renamed and parts == list(message.parts):
-        return message
-    return message.model_copy(update={"parts": parts})
-
-
-def port_messages(messages: Iterable[Message], recorded: dict[str, UnderlyingCall | None]) -> list[Message]:
-    return [port_message(m, recorded) for m in messages]
+#: the recorded messages as a port sees them (core.trace.bridge_view)
+port_message = underlying_message
+port_messages = underlying_messages
 
 
 def underlying_tools(runs: list[Run], declared: dict[str, ToolSpec]) -> tuple[list[ToolSpec], set[str]]:

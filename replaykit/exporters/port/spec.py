@@ -20,6 +20,7 @@ from typing import Any
 
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES
+from replaykit.core.trace.bridge_view import recorded_underlying
 from replaykit.core.trace.canonical import canonical_json, parsed_arguments
 from replaykit.core.trace.ir import (
     LLMCallEvent,
@@ -35,7 +36,6 @@ from replaykit.exporters.port.bridged import (
     port_call,
     port_message,
     port_messages,
-    recorded_underlying,
     underlying_tools,
 )
 
