@@ -39,6 +39,12 @@ ECHO_WRONG = '    import json\n    return json.dumps({"echo": text.lower()})\n'
 FRAMEWORKS = ["pydantic-ai", "langgraph"]
 
 
+def _needs(fmt: str) -> None:
+    """Skip where the framework (and, for the LangGraph port, langchain's ``init_chat_model``) is missing."""
+    for module in (["pydantic_ai"] if fmt == "pydantic-ai" else ["langgraph", "langchain", "langchain_openai"]):
+        pytest.importorskip(module)
+
+
 def _tool_names(port: Path) -> set[str]:
     tree = ast.parse((port / "agent_tools.py").read_text(encoding="utf-8"))
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
@@ -103,7 +109,7 @@ def test_schema_from_arguments() -> None:
 @pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "anthropic_messages", "codex_responses",
                                   "retry_500"])
 def test_0_22_port_has_underlying_tools_and_conforms(tmp_path: Path, fmt: str, name: str) -> None:
-    pytest.importorskip("pydantic_ai" if fmt == "pydantic-ai" else "langgraph")
+    _needs(fmt)
     port = tmp_path / "port"
     export([NEXT / f"{name}.jsonl"], port, fmt)
     names = _tool_names(port)
@@ -115,7 +121,7 @@ def test_0_22_port_has_underlying_tools_and_conforms(tmp_path: Path, fmt: str, n
 
 @pytest.mark.parametrize("fmt", FRAMEWORKS)
 def test_0_22_port_correct_body_runs_for_real_wrong_body_fails(tmp_path: Path, fmt: str) -> None:
-    pytest.importorskip("pydantic_ai" if fmt == "pydantic-ai" else "langgraph")
+    _needs(fmt)
     port = tmp_path / "port"
     export([NEXT / "tools_sequence.jsonl"], port, fmt)
     set_body(port, "harness_echo", ECHO)
