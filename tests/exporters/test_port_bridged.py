@@ -209,3 +209,23 @@ def test_generated_bridged_run_port_conforms(tmp_path: Path) -> None:
     set_body(port, "lookup", '    import json\n    return json.dumps({"id": id, "status": "open"})\n')
     failures, drivers = suite_failures(port)
     assert failures == [] and drivers[0].ran == ["lookup"]
+
+
+def test_a_batch_run_entry_by_entry_stays_as_made(tmp_path: Path) -> None:
+    """Hermes runs a batched tool_call's entries one by one: several tool events share the call id, each
+    with its own ``underlying``; no single one stands for the call, so the port serves the batch as made."""
+    from replaykit.core.trace.bridge_view import recorded_underlying
+    from replaykit.core.trace.ir import ToolCallEvent, UnderlyingCall
+
+    run = Run.load(_bridged_run(tmp_path / "bridged.jsonl"))
+    events = []
+    for event in run.events:
+        if isinstance(event, ToolCallEvent) and event.call_id == "c2":  # the batch of lookup 4 and 5
+            events += [event.model_copy(update={"underlying": UnderlyingCall(name="lookup", arguments={"id": i})})
+                       for i in (4, 5)]
+        else:
+            events.append(event)
+    batched = Run(run.header, events)
+    assert recorded_underlying(batched)["c2"] is None
+    served = [p.name for t in recorded_turns(batched) for s in t.steps for p in s.llm.message.tool_calls]
+    assert served == ["tool_describe", "lookup", "tool_call"]

@@ -20,8 +20,14 @@ Recorded = Mapping[str, "UnderlyingCall | None"]
 
 
 def recorded_underlying(run: Run) -> dict[str, UnderlyingCall | None]:
-    """The ``underlying`` the recorder wrote beside each tool call, by call id."""
-    return {e.call_id: e.underlying for e in run.events if isinstance(e, ToolCallEvent)}
+    """The ``underlying`` the recorder wrote beside each tool call, by call id. A call id with several
+    tool events (a batched ``tool_call`` whose entries Hermes ran one by one) maps to None: no one
+    underlying call stands for it, so the rule reads its arguments (a batch stays as made)."""
+    out: dict[str, UnderlyingCall | None] = {}
+    for event in run.events:
+        if isinstance(event, ToolCallEvent):
+            out[event.call_id] = None if event.call_id in out else event.underlying
+    return out
 
 
 def part_underlying(part: ToolCallPart, recorded: Recorded | None = None) -> tuple[str, Any]:
