@@ -48,7 +48,7 @@ from typing import Any
 
 from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
-from replaykit.core.trace.bridge import event_underlying
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, event_underlying
 from replaykit.core.trace.bridge_view import (
     Recorded,
     part_underlying,
@@ -151,7 +151,7 @@ class _Bridged:
                  and event_underlying(s.event)[0] != s.event.name]
         self.count = len(steps)
         self.first = steps[0] if steps else None
-        self.active = self.count > 0 or any(c.name == "tool_call" for e in run.llm_calls()
+        self.active = self.count > 0 or any(c.name == BRIDGE_TOOL_NAME for e in run.llm_calls()
                                             for c in e.response.message.tool_calls)
         self._messages: dict[int, tuple[Any, Any]] = {}
 
