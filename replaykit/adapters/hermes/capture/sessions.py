@@ -164,6 +164,11 @@ class Sessions:
         for state in states:
             with state.lock:
                 if not state.closed:
+                    # At exit no completing hook can come any more: what a turn left pending (an auxiliary
+                    # call still in flight on Hermes's daemon thread, e.g. the session title) is written now,
+                    # marked, rather than lost with the process.
+                    if self.on_turn_end is not None:
+                        self.on_turn_end(state.session_id)
                     self.flush(state)
                     state.recorder.close()
                     state.closed = True
