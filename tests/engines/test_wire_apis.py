@@ -160,7 +160,9 @@ def test_hermes_plays_on_another_api_in_its_own_api_mode(name: str, api: str, cu
     played = store.load(result.run_id)
     live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
     assert len(live) == len(requests) and all(e.request.api == api and _wire(e)["api"] == api for e in live)
-    assert diff_runs(run, played).first is not None
+    # the scripted model behaves as recorded on every API, and diff compares steps of different APIs in the
+    # words they share (finish reasons): the same behaviour on another API is no difference
+    assert diff_runs(run, played).first is None
 
 
 def test_hermes_refuses_an_api_it_cannot_speak(tmp_path: Path) -> None:

@@ -181,3 +181,35 @@ def test_parallel_export_matches_serial(store: RunStore, tmp_path: Path) -> None
     b = export_training(sources, parallel, "trl", mode="patterns", store=store, workers=2)
     assert a.records == b.records == 9
     assert serial.read_text() == parallel.read_text()  # same order, same placeholders per run
+
+
+# ------------------------------------------------------- Hermes 0.22 Tool Search: calls as the model made them
+
+BRIDGED = ROOT / "tests" / "fixtures" / "hermes" / "0.22"
+
+
+@pytest.mark.parametrize("fixture", ["tools_sequence", "two_turns", "anthropic_messages", "codex_responses"])
+def test_bridged_calls_are_trained_as_made_with_the_offered_tool_list(fixture: str) -> None:
+    """A fine-tuning example teaches what the model emits given the tools it was offered: with Tool
+    Search on those are the bridge tools, so the calls stay ``tool_call({"calls": [...]})`` and the
+    example's tool list is the bridge: every call names a tool of the list (docs/training-data.md)."""
+    run = Run.load(BRIDGED / f"{fixture}.jsonl")
+    underlying = {e.underlying.name for e in run.tool_calls() if e.underlying is not None}
+    assert underlying  # the fixture holds bridged calls
+    rec = sft_record(run, "openai-jsonl")
+    assert rec is not None and validate_record(rec, "openai-jsonl") == []
+    offered = {t["function"]["name"] for t in rec["tools"]}
+    assert "tool_call" in offered and not offered & underlying
+    calls = [c["function"] for m in rec["messages"] for c in m.get("tool_calls", [])]
+    assert calls and {c["name"] for c in calls} <= offered
+    named = {entry["name"] for c in calls if c["name"] == "tool_call"
+             for entry in json.loads(c["arguments"])["calls"]}
+    assert named == underlying  # the underlying tool is in the call's arguments, as the model wrote it
+    sharegpt = sft_record(run, "sharegpt")
+    assert sharegpt is not None and validate_record(sharegpt, "sharegpt") == []
+    turns = sharegpt["conversations"]
+    tools_text = turns[0]["value"].rsplit("</tools>", 1)[0].rsplit("<tools>", 1)[1]
+    shown = {t["name"] for t in json.loads(tools_text)}
+    made = [json.loads(chunk.split("</tool_call>", 1)[0])["name"] for t in turns if t["from"] == "gpt"
+            for chunk in t["value"].split("<tool_call>")[1:]]
+    assert shown == offered and made and set(made) <= shown

@@ -31,6 +31,13 @@ Each difference carries a cause:
 - ``model_drift``: the model answered the same request differently;
 - ``input``: the request itself differs with nothing earlier to explain it (another prompt, another turn);
 - a later difference whose request differs because of an earlier one names that step in ``follows``.
+
+A bridged call (Hermes 0.22's Tool Search: the model calls ``tool_call`` naming the real tool) is compared
+as its underlying call (``core.trace.bridge``, read through ``core.trace.bridge_view``): in tool steps,
+the tool calls a response asked for, the request messages and the alignment. A 0.22 recording and a play
+of its port (which calls the tool directly) are equal where the agent did the same; when only one run
+went through the bridge, a ``bridged_calls`` note says so. A bridged call whose underlying call cannot be
+read (a batch of several calls in one ``tool_call``) is compared as made.
 """
 
 from __future__ import annotations
@@ -41,6 +48,13 @@ from typing import Any
 
 from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, event_underlying
+from replaykit.core.trace.bridge_view import (
+    Recorded,
+    part_underlying,
+    recorded_underlying,
+    underlying_message,
+)
 from replaykit.core.trace.canonical import arguments_key, canonical_json, parsed_arguments
 from replaykit.core.trace.codecs import neutral_finish_reason
 from replaykit.core.trace.ir import DesyncEvent, Edit, LLMCallEvent, Provenance, ToolCallEvent
@@ -125,31 +139,78 @@ class DiffResult:
         }
 
 
-def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache) -> dict[str, Any]:
+class _Bridged:
+    """A run's bridged calls (Hermes 0.22's Tool Search ``tool_call``) read as their underlying calls
+    (``core.trace.bridge``): a bridged call and the direct call of the same tool with the same arguments
+    are the same step. Each message is rewritten once per diff; a run without a bridged call costs one
+    scan of its tool calls."""
+
+    def __init__(self, run: Run) -> None:
+        self.recorded: Recorded = recorded_underlying(run)
+        steps = [s.index for s in run.steps if isinstance(s.event, ToolCallEvent)
+                 and event_underlying(s.event)[0] != s.event.name]
+        self.count = len(steps)
+        self.first = steps[0] if steps else None
+        self.active = self.count > 0 or any(c.name == BRIDGE_TOOL_NAME for e in run.llm_calls()
+                                            for c in e.response.message.tool_calls)
+        self._messages: dict[int, tuple[Any, Any]] = {}
+
+    def message(self, message: Any) -> Any:
+        if not self.active:
+            return message
+        hit = self._messages.get(id(message))
+        if hit is None or hit[0] is not message:
+            hit = (message, underlying_message(message, self.recorded))
+            self._messages[id(message)] = hit
+        return hit[1]
+
+    def calls(self, message: Any) -> list[list[Any]]:
+        if not self.active:
+            return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls]
+        return [list(part_underlying(c, self.recorded)) for c in message.tool_calls]
+
+
+def _calls(message: Any, bridged: _Bridged | None) -> list[list[Any]]:
+    if bridged is None:
+        return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls]
+    return bridged.calls(message)
+
+
+def _llm_fields(run: Run, event: LLMCallEvent, keys: KeyCache, bridged: _Bridged | None = None) -> dict[str, Any]:
     message = event.response.message
+    view = bridged.message if bridged is not None else (lambda m: m)
     return {
         # A list of per-message normal forms, compared with == (not re-serialized: a long run's
         # requests are long, and each message is normalized once per diff).
-        "request.messages": [unit for m in run.request_messages(event) for unit in keys.norm(m)],
+        "request.messages": [unit for m in run.request_messages(event) for unit in keys.norm(view(m))],
         "response.text": message.text,
-        "response.tool_calls": [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls],
+        "response.tool_calls": _calls(message, bridged),
         "response.finish_reason": event.response.finish_reason,
     }
 
 
+def _tool_call(event: ToolCallEvent) -> tuple[str, Any]:
+    """A tool step's (name, parsed arguments): a bridged call's underlying call."""
+    name, arguments = event_underlying(event)
+    if name != event.name:
+        return name, parsed_arguments(arguments)
+    return event.name, parsed_arguments(event.arguments, event.raw_arguments)
+
+
 def _tool_fields(event: ToolCallEvent) -> dict[str, Any]:
+    name, arguments = _tool_call(event)
     return {
-        "name": event.name,
-        "arguments": parsed_arguments(event.arguments, event.raw_arguments),
+        "name": name,
+        "arguments": arguments,
         "result": event.result,
         "status": event.status,
         "error": event.error,
     }
 
 
-def _fields(run: Run, step: Step, keys: KeyCache) -> dict[str, Any]:
+def _fields(run: Run, step: Step, keys: KeyCache, bridged: _Bridged | None = None) -> dict[str, Any]:
     event = step.event
-    return _llm_fields(run, event, keys) if isinstance(event, LLMCallEvent) else _tool_fields(event)
+    return _llm_fields(run, event, keys, bridged) if isinstance(event, LLMCallEvent) else _tool_fields(event)
 
 
 def _same_finish_across_apis(a: Any, b: Any) -> bool:
@@ -213,21 +274,19 @@ def _row(run: Run, step: Step | None) -> dict[str, Any] | None:
             "name": step.event.name if isinstance(step.event, ToolCallEvent) else None}
 
 
-def _step_key(step: Step) -> str:
+def _step_key(step: Step, bridged: _Bridged | None = None) -> str:
     """What a step *is*, for alignment: a tool step's call (name, arguments); an LLM step's answer
     (text, tool calls asked for). Results and requests are left out: they are what gets compared."""
     event = step.event
     if isinstance(event, ToolCallEvent):
         return "tool:" + _tool_key(step)
     message = event.response.message
-    return "llm:" + canonical_json([message.text,
-                                    [[c.name, parsed_arguments(c.arguments, c.raw_arguments)]
-                                     for c in message.tool_calls]])
+    return "llm:" + canonical_json([message.text, _calls(message, bridged)])
 
 
 def _coarse_key(step: Step) -> str:
     event = step.event
-    return f"tool:{event.name}" if isinstance(event, ToolCallEvent) else "llm"
+    return f"tool:{_tool_call(event)[0]}" if isinstance(event, ToolCallEvent) else "llm"
 
 
 Pair = tuple[Step | None, Step | None]
@@ -247,11 +306,12 @@ def _pair_stretch(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
     return pairs
 
 
-def align(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
+def align(a_steps: list[Step], b_steps: list[Step], bridged: tuple[_Bridged, _Bridged] | None = None) -> list[Pair]:
     """The two step sequences aligned: matching steps paired, inserted and removed steps alone."""
     pairs: list[Pair] = []
-    matcher = difflib.SequenceMatcher(None, [_step_key(s) for s in a_steps], [_step_key(s) for s in b_steps],
-                                      autojunk=False)
+    view_a, view_b = bridged if bridged is not None else (None, None)
+    matcher = difflib.SequenceMatcher(None, [_step_key(s, view_a) for s in a_steps],
+                                      [_step_key(s, view_b) for s in b_steps], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             pairs.extend(zip(a_steps[i1:i2], b_steps[j1:j2], strict=True))
@@ -263,6 +323,9 @@ def align(a_steps: list[Step], b_steps: list[Step]) -> list[Pair]:
 def _tool_key(step: Step) -> str:
     event = step.event
     assert isinstance(event, ToolCallEvent)
+    name, arguments = event_underlying(event)
+    if name != event.name:
+        return canonical_json([name, arguments_key(arguments)])
     return canonical_json([event.name, arguments_key(event.arguments, event.raw_arguments)])
 
 
@@ -357,9 +420,16 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             if event.kind in ("desync", "synthetic"):
                 result.notes.append({"run": label, "kind": event.kind, "step": getattr(event, "step", None),
                                      "reason": getattr(event, "reason", "")})
+    bridged = (_Bridged(a), _Bridged(b))
+    if bridged[0].count != bridged[1].count:  # one run called through the bridge where the other did not
+        for view, label in zip(bridged, ("a", "b"), strict=True):
+            if view.count:
+                result.notes.append({"run": label, "kind": "bridged_calls", "step": view.first,
+                                     "reason": f"{view.count} tool call(s) made through Tool Search's tool_call, "
+                                               "compared as the underlying tool calls"})
     first_index: int | None = None
     keys = KeyCache()
-    pairs = align(a.steps, _align_parallel(a.steps, b.steps))
+    pairs = align(a.steps, _align_parallel(a.steps, b.steps), bridged)
     past_end = _past_open_end(pairs, a, b)
     for position_in_pairs, (step_a, step_b) in enumerate(pairs):
         index = step_a.index if step_a is not None else step_b.index if step_b is not None else 0
@@ -383,7 +453,7 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
             found.append(Difference(index, "kind", _cause(step_a, step_b, "kind", edits, desync, position),
                                     step_a.kind, step_b.kind))
         else:
-            fields_a, fields_b = _fields(a, step_a, keys), _fields(b, step_b, keys)
+            fields_a, fields_b = _fields(a, step_a, keys, bridged[0]), _fields(b, step_b, keys, bridged[1])
             for name, value_a in fields_a.items():
                 value_b = fields_b[name]
                 if value_a == value_b if name == "request.messages" else _same(value_a, value_b):
@@ -394,8 +464,9 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                 difference = Difference(index, name, cause, value_a, value_b)
                 if name == "request.messages":
                     difference.a, difference.b = f"{len(value_a)} messages", f"{len(value_b)} messages"
-                    difference.messages = message_changes(a.request_messages(step_a.event),
-                                                          b.request_messages(step_b.event), keys)
+                    difference.messages = message_changes(
+                        [bridged[0].message(m) for m in a.request_messages(step_a.event)],
+                        [bridged[1].message(m) for m in b.request_messages(step_b.event)], keys)
                 found.append(difference)
         for difference in found:
             difference.step_a = step_a.index if step_a is not None else None

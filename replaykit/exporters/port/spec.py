@@ -8,7 +8,9 @@ launched by ``delegate_task``, read as one nested ``AgentSpec``).
 
 ``recorded_turns(run)`` splits a run into user turns, each a list of recorded model steps with the
 tool calls they asked for and the results the recorded agent sent back: what the conformance driver
-serves and checks.
+serves and checks. Both read a bridged call (Hermes 0.22's Tool Search ``tool_call``) as the underlying
+tool call, here and only here (``bridged.py``): the port's model, answered from the recording, calls the
+underlying tool, and the spec's tools are the underlying tools.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.errors import BadInput
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES
+from replaykit.core.trace.bridge_view import recorded_underlying
 from replaykit.core.trace.canonical import canonical_json, parsed_arguments
 from replaykit.core.trace.ir import (
     LLMCallEvent,
@@ -28,6 +32,12 @@ from replaykit.core.trace.ir import (
     ToolSpec,
 )
 from replaykit.core.trace.run import Run
+from replaykit.exporters.port.bridged import (
+    port_call,
+    port_message,
+    port_messages,
+    underlying_tools,
+)
 
 #: the tools through which a Hermes agent launches a subagent
 DELEGATE_TOOLS = frozenset({"delegate_task"})
@@ -109,7 +119,8 @@ class AgentSpec:
         first = playable[0]
         call = first.llm_calls()[0]
         turns = recorded_turns(first)
-        called = {p.name for r in playable for c in r.llm_calls() for p in c.response.message.tool_calls}
+        called = {port_call(p, recorded_underlying(r).get(p.id))[0]
+                  for r in playable for c in r.llm_calls() for p in c.response.message.tool_calls}
         spec = cls(
             name=name, system_prompt=template, variables=variables, tools=merged_tools(playable),
             settings=model_settings(call.request.params), model=call.request.model or first.model or "gpt-4o",
@@ -146,7 +157,8 @@ def _system_text(messages: list[Message]) -> str:
 
 def merged_tools(runs: list[Run]) -> list[ToolSpec]:
     """Every tool the runs declared, in first-seen order; one name with two parameter schemas is an
-    error naming both runs (runs of different agents), the first description wins."""
+    error naming both runs (runs of different agents), the first description wins. A port sees the
+    underlying tools of bridged calls (Hermes 0.22's Tool Search), not the bridge: ``bridged.py``."""
     seen: dict[str, tuple[ToolSpec, str, str]] = {}
     for run in runs:
         for tools in run.tool_sets.values():
@@ -158,10 +170,16 @@ def merged_tools(runs: list[Run]) -> list[ToolSpec]:
                 elif known[1] != schema:
                     raise BadInput(f"tool {tool.name!r} has different parameter schemas in runs {known[2]} and "
                                    f"{run.run_id}: these are not runs of one agent; export them separately")
-    tools = [tool for tool, _, _ in seen.values()]
+    extra, still_bridged = underlying_tools(runs, {name: tool for name, (tool, _, _) in seen.items()})
+    for tool in extra:
+        seen[tool.name] = (tool, canonical_json(tool.parameters or {}), "")
+    tools = [tool for name, (tool, _, _) in seen.items() if name not in BRIDGE_TOOL_NAMES or name in still_bridged]
     for run in runs:  # a tool the model called that no request declared (a partial log): typed loosely
+        recorded = recorded_underlying(run)
         for call in run.llm_calls():
             for part in call.response.message.tool_calls:
+                if port_call(part, recorded.get(part.id))[0] != part.name:
+                    continue  # a bridged call: its underlying tool is in ``extra``
                 if part.name not in seen:
                     seen[part.name] = (ToolSpec(name=part.name, description="(called, but not declared in the "
                                                 "recording)", parameters={"type": "object"}), "", run.run_id)
@@ -193,6 +211,7 @@ def recorded_turns(run: Run) -> list[Turn]:
     call's starts a turn (a Hermes Anthropic run's tool results, sent in user messages, do not)."""
     calls = run.llm_calls()
     results = _results_sent(run, calls)
+    recorded = recorded_underlying(run)  # a bridged call reads as its underlying call (bridged.py)
     turns: list[Turn] = []
     users = -1
     seen = 0  # messages of the previous request already counted (requests grow by appending)
@@ -207,12 +226,16 @@ def recorded_turns(run: Run) -> list[Turn]:
             last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"
                          and messages[i].text), None)
             user = messages[last].text if last is not None else ""
-            turns.append(Turn(len(turns), user, [], messages[:last] if last is not None else list(messages)))
+            before = messages[:last] if last is not None else list(messages)
+            turns.append(Turn(len(turns), user, [], port_messages(before, recorded)))
             users = count
         steps = turns[-1].steps
+        response = port_message(call.response.message, recorded)
+        llm = call.response if response is call.response.message else call.response.model_copy(
+            update={"message": response})
         tool_calls = [ToolCallStep(p.id, p.name, parsed_arguments(p.arguments, p.raw_arguments),
-                                   results.get(p.id)) for p in call.response.message.tool_calls]
-        steps.append(ModelStep(index, call.response.message, call.response, tool_calls, _system_text(messages) or None))
+                                   results.get(p.id)) for p in response.tool_calls]
+        steps.append(ModelStep(index, response, llm, tool_calls, _system_text(messages) or None))
     return turns
 
 
