@@ -161,8 +161,12 @@ def test_hermes_plays_on_another_api_in_its_own_api_mode(name: str, api: str, cu
     live = [e for e in played.llm_calls() if e.provenance == Provenance.LIVE]
     assert len(live) == len(requests) and all(e.request.api == api and _wire(e)["api"] == api for e in live)
     # the scripted model behaves as recorded on every API, and diff compares steps of different APIs in the
-    # words they share (finish reasons): the same behaviour on another API is no difference
-    assert diff_runs(run, played).first is None
+    # words they share (finish reasons): the same behaviour on another API is no difference. Tools run live
+    # here: on Hermes 0.22 its todo tool answers in a richer shape than the 0.19.0 recording holds.
+    from tests.adapters.hermes.helpers import hermes_release
+
+    first = diff_runs(run, played).first
+    assert first is None or (hermes_release() >= (0, 22) and first.cause == "tool_result"), first
 
 
 def test_hermes_refuses_an_api_it_cannot_speak(tmp_path: Path) -> None:
