@@ -39,13 +39,11 @@ def resolve(specs: list[str] | None) -> list[str]:
     names: list[str] = []
     for raw in specs or ["normalized"]:
         spec = canonical(str(raw).strip())
-        if spec in BUILTIN:
-            pass
-        elif ":" in spec:
+        if spec not in BUILTIN and ":" in spec:
             if spec.count(":") != 1 or not all(spec.split(":")):
                 raise BadInput(f"--scorer must be a built-in ({', '.join(BUILTIN)}) or MODULE:FUNCTION, not {raw!r}")
             load_user(spec, bad_input=True)
-        else:
+        elif spec not in BUILTIN:
             raise BadInput(f"--scorer {raw!r}: unknown scorer; use one of {', '.join(BUILTIN)} or MODULE:FUNCTION")
         if spec in names:
             raise BadInput(f"--scorer {spec} is given twice")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replaykit.core.errors import CodecError
-from replaykit.core.trace.ir import Message, OpaquePart, ReasoningPart, ToolSpec
+from replaykit.core.trace.ir import Message, OpaquePart, ReasoningPart, ToolCallPart, ToolSpec
 
 JSONDict = dict[str, Any]
 
@@ -132,3 +132,23 @@ def neutral_finish_reason(reason: str | None, has_tool_calls: bool) -> str | Non
         return None
     neutral = _NEUTRAL_FINISH.get(reason.lower(), reason.lower())
     return "tool_calls" if has_tool_calls and neutral == "stop" else neutral
+
+
+def object_arguments(part: ToolCallPart, where: str, losses: list[str], *, as_recorded: bool) -> Any:
+    """A tool call's arguments for an API that takes them as a JSON object (Anthropic ``input``, Gemini
+    ``args``, Bedrock ``input``): parsed from the raw string when only that was kept (invalid JSON sent as
+    ``{}``), a non-object wrapped as ``{"value": ...}`` unless ``as_recorded`` (the call was recorded on
+    that API, which sent it so); each repair listed in ``losses``."""
+    arguments = part.arguments
+    if arguments is None and part.raw_arguments is not None:
+        try:
+            arguments = json.loads(part.raw_arguments)
+        except ValueError:
+            losses.append(f"{where}: tool call {part.id!r} arguments are not valid JSON; sent as {{}}")
+            arguments = {}
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict) and not as_recorded:
+        losses.append(f"{where}: tool call {part.id!r} arguments are not an object; wrapped as {{'value': ...}}")
+        return {"value": arguments}
+    return arguments

@@ -25,6 +25,7 @@ from replaykit.core.trace.codecs._common import (
     expect_dict,
     expect_list,
     hints,
+    object_arguments,
     opaque_loss,
     reasoning_losses,
 )
@@ -105,18 +106,7 @@ def encode_block(part: Part, where: str, losses: list[str]) -> JSONDict | None:
         losses.extend(reasoning_losses(part, where, TARGET))
         return None
     if isinstance(part, ToolCallPart):
-        arguments = part.arguments
-        if arguments is None and part.raw_arguments is not None:
-            try:
-                arguments = json.loads(part.raw_arguments)
-            except ValueError:
-                losses.append(f"{where}: tool call {part.id!r} arguments are not valid JSON; sent as {{}}")
-                arguments = {}
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict) and not hint:
-            losses.append(f"{where}: tool call {part.id!r} arguments are not an object; wrapped as {{'value': ...}}")
-            arguments = {"value": arguments}
+        arguments = object_arguments(part, where, losses, as_recorded=bool(hint))
         return {**extra, "type": "tool_use", "id": part.id, "name": part.name, "input": arguments}
     if isinstance(part, MediaPart):
         block = hint.get("block") or ("image" if part.media_type.startswith("image/") else "document")

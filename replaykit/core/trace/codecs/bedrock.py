@@ -35,6 +35,7 @@ from replaykit.core.trace.codecs._common import (
     expect_dict,
     expect_list,
     hints,
+    object_arguments,
     opaque_loss,
     reasoning_losses,
 )
@@ -184,20 +185,7 @@ class _Encoder:
         return None
 
     def _input(self, part: ToolCallPart, where: str) -> Any:
-        arguments = part.arguments
-        if arguments is None and part.raw_arguments is not None:
-            try:
-                arguments = json.loads(part.raw_arguments)
-            except ValueError:
-                self.losses.append(f"{where}: tool call {part.id!r} arguments are not valid JSON; sent as {{}}")
-                arguments = {}
-        if arguments is None:
-            return {}
-        if not isinstance(arguments, dict) and not hints(part, FMT):
-            self.losses.append(f"{where}: tool call {part.id!r} arguments are not an object; wrapped as "
-                               "{'value': ...}")
-            return {"value": arguments}
-        return arguments
+        return object_arguments(part, where, self.losses, as_recorded=bool(hints(part, FMT)))
 
     def media(self, part: MediaPart, where: str) -> JSONDict | None:
         hint = hints(part, FMT)
