@@ -70,6 +70,19 @@ def _wait_for_subagents(seconds: float, parent_session_id: str) -> None:
         time.sleep(0.1)
 
 
+def _wait_for_titles(seconds: float) -> None:
+    """Hermes 0.22 names a session on a background thread after the turn (a self-hosted endpoint such as
+    the scripted server gets it once the turn settles): wait for it, so every run sends its title request
+    and a test never depends on whether the process outlived that thread."""
+    try:
+        from agent.title_generator import _UPGRADE_THREADS
+    except ImportError:  # Hermes 0.19.0 titles nothing in the background
+        return
+    deadline = time.time() + seconds
+    for thread in list(_UPGRADE_THREADS):
+        thread.join(max(0.0, deadline - time.time()))
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     import run_agent  # triggers plugin discovery
@@ -125,6 +138,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             cassette.stop()
     t_run = time.perf_counter() - t2
     t3 = time.perf_counter()
+    _wait_for_titles(float(spec.get("wait_titles", 15)))
     if spec.get("wait_subagents"):
         _wait_for_subagents(float(spec["wait_subagents"]), agent.session_id)
     t_wait = time.perf_counter() - t3

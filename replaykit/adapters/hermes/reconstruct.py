@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from replaykit.core.trace.codecs import encode_llm_request
@@ -24,18 +25,45 @@ def attempt_bodies(run: Run) -> list[dict[str, Any]]:
     return [request_body(run, e) for e in events]
 
 
-def auxiliary_bodies(run: Run) -> list[dict[str, Any]]:
-    """The HTTP bodies of the auxiliary calls (titles, compression, vision: ``opaque``
-    ``hermes/auxiliary_call`` events) from the SDK kwargs Hermes handed ``pre_auxiliary_call``; exact when
-    the event says ``request_exact`` (Hermes's hook sanitiser cut nothing)."""
+@dataclass(frozen=True)
+class AuxiliaryRequest:
+    """One recorded auxiliary call's request. ``body`` is the HTTP body rebuilt from the SDK kwargs Hermes
+    handed ``pre_auxiliary_call``; ``on_wire`` says whether that body is what went on the wire: Hermes's
+    auxiliary client always takes Chat Completions kwargs, and in a ``codex_responses`` (or other non-Chat)
+    session its adapter converts them into that API's request after the hook, a conversion the hook never
+    shows. ``outcome`` is ``unknown`` for a call still in flight when the process ended (it may never have
+    reached the provider)."""
+
+    task: str | None
+    body: dict[str, Any]
+    on_wire: bool
+    outcome: str | None
+
+
+def auxiliary_requests(run: Run) -> list[AuxiliaryRequest]:
+    """The auxiliary calls (titles, compression, vision: ``opaque`` ``hermes/auxiliary_call`` events) whose
+    request was recorded, in order."""
     from replaykit.adapters.hermes.capture.auxiliary import NAME, SOURCE
     from replaykit.adapters.hermes.wire import http_body
     from replaykit.core.trace.ir import OpaqueEvent
 
-    bodies = []
+    session_api = run.meta.get("api_mode") or "chat_completions"
+    found = []
     for event in run.events:
-        if isinstance(event, OpaqueEvent) and (event.source, event.name) == (SOURCE, NAME) \
-                and isinstance(event.data, dict) and isinstance(event.data.get("request"), dict) \
-                and isinstance(event.data["request"].get("body"), dict):
-            bodies.append(http_body(event.data["request"]["body"]))
-    return bodies
+        if not (isinstance(event, OpaqueEvent) and (event.source, event.name) == (SOURCE, NAME)
+                and isinstance(event.data, dict)):
+            continue
+        request = event.data.get("request")
+        if not (isinstance(request, dict) and isinstance(request.get("body"), dict)):
+            continue
+        body = http_body(request["body"])
+        chat_shaped = "messages" in body
+        on_wire = bool(event.data.get("request_exact")) and (session_api == "chat_completions" or not chat_shaped)
+        found.append(AuxiliaryRequest(event.data.get("task"), body, on_wire, event.data.get("outcome")))
+    return found
+
+
+def auxiliary_bodies(run: Run) -> list[dict[str, Any]]:
+    """The exact HTTP bodies of the auxiliary calls whose recorded request is what went on the wire (see
+    :class:`AuxiliaryRequest`)."""
+    return [a.body for a in auxiliary_requests(run) if a.on_wire]
