@@ -21,7 +21,7 @@ from replaykit.core.errors import BadInput, ReplaykitError, RunNotFound
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
 from replaykit.viewer.catalog import MAX_PAGE_SIZE, PAGE_SIZE, Catalog, Query, RunRow
-from replaykit.viewer.jobs import Jobs, PlayForm, engine_names
+from replaykit.viewer.jobs import Jobs, PlayForm, engine_names, wire_api_names
 from replaykit.viewer.run_views import (
     MESSAGES_PER_PAGE,
     PRICE_LIMIT,
@@ -56,7 +56,7 @@ class Viewer:
     def remember_play(self, form: PlayForm) -> None:
         if not form.offline:
             self._last_play = {"engine": form.engine, "base_url": form.base_url, "model": form.model,
-                               "api_key_env": form.api_key_env or ""}
+                               "api": form.api or "", "api_key_env": form.api_key_env or ""}
 
     def play_defaults(self, run: RunView, descendants: list[RunRow] | None = None) -> dict[str, str]:
         """What the play form starts with: the last play made here, else the endpoint and model this
@@ -75,8 +75,9 @@ class Viewer:
         for header in candidates:
             if header.base_url:
                 engine = header.lineage.engine if header.lineage is not None and header.lineage.engine else "openai"
-                return {"engine": engine, "base_url": header.base_url, "model": header.model or "", "api_key_env": ""}
-        return {"engine": "openai", "base_url": "", "model": "", "api_key_env": ""}
+                return {"engine": engine, "base_url": header.base_url, "model": header.model or "", "api": "",
+                        "api_key_env": ""}
+        return {"engine": "openai", "base_url": "", "model": "", "api": "", "api_key_env": ""}
 
     def hosts(self) -> set[str]:
         return {f"127.0.0.1:{self.port}", f"localhost:{self.port}"}
@@ -118,7 +119,7 @@ def _templates(viewer: Viewer) -> Any:
 
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(url=viewer.url, csrf=viewer.csrf.issue, FOLD_CHARS=FOLD_CHARS, engines=engine_names,
+    env.globals.update(url=viewer.url, csrf=viewer.csrf.issue, FOLD_CHARS=FOLD_CHARS, engines=engine_names, wire_apis=wire_api_names,
                        token=viewer.token)
     env.filters["pretty"] = _pretty
     env.filters["split_message"] = _split_message

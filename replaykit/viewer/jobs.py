@@ -27,6 +27,13 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 OFFLINE_BASE_URL = "http://127.0.0.1:9/offline"
 
 
+def wire_api_names() -> list[str]:
+    """The wire APIs a live play can speak (``--api``), for the form's choice."""
+    from replaykit.core.replay.wire_apis import WIRE_APIS
+
+    return list(WIRE_APIS)
+
+
 def engine_names() -> list[str]:
     """Engines ``replaykit play`` knows (the engine registry)."""
     from replaykit.engines import ENGINES
@@ -52,6 +59,7 @@ class PlayForm:
     allow_destructive: bool
     offline: bool
     at: int | None
+    api: str | None = None  # ``--api``: None lets a ``provider:model`` string choose, else OpenAI Chat
 
     @classmethod
     def parse(cls, form: dict[str, str], run: Run) -> PlayForm:
@@ -61,12 +69,19 @@ class PlayForm:
         offline = form.get("offline") == "on"
         base_url = form.get("base_url", "").strip()
         model = form.get("model", "").strip()
+        api = form.get("api", "").strip() or None
+        if api is not None and api not in wire_api_names():
+            raise BadInput(f"unknown API {api[:40]!r} (known: {', '.join(wire_api_names())})")
         if offline:
             if base_url:
                 raise BadInput("an offline play serves every step from the record: leave the endpoint empty")
-            base_url, model = OFFLINE_BASE_URL, model or run.model or "offline"
-        elif not base_url or not model:
-            raise BadInput("give the endpoint (base URL) and the model, or tick offline")
+            base_url, model, api = OFFLINE_BASE_URL, model or run.model or "offline", None
+        elif not model:
+            raise BadInput("give the model (and the endpoint, unless a native API is chosen), or tick offline")
+        else:
+            from replaykit.core.replay.wire_apis import resolve_wire
+
+            resolve_wire(api, model, base_url or None)  # a native API may leave the endpoint empty
         key_env = form.get("api_key_env", "").strip() or None
         if key_env is not None and not ENV_NAME.fullmatch(key_env):
             raise BadInput("the API key field takes the NAME of an environment variable (letters, digits, _), "
@@ -78,15 +93,15 @@ class PlayForm:
                 at = int(at_text)
             except ValueError as exc:
                 raise BadInput(f"go live at step: {at_text[:20]!r} is not a step number") from exc
-        return cls(engine, base_url, model, key_env, form.get("allow_destructive") == "on", offline, at)
+        return cls(engine, base_url, model, key_env, form.get("allow_destructive") == "on", offline, at, api)
 
     def options(self, store: RunStore, run_id: str) -> PlayOptions:
-        options = PlayOptions(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env,
+        options = PlayOptions(base_url=self.base_url, model=self.model, api=self.api, api_key_env=self.api_key_env,
                               allow_destructive=self.allow_destructive, store=store, cut=self.at,
                               serve_only=self.offline, run_id=run_id)
         options.safe_base_url()  # a bad URL is refused before a thread starts
         if not self.offline:
-            options.api_key()  # a named but unset variable too
+            options.live_credentials()  # a named but unset variable too, or a native API without a key
         return options
 
 

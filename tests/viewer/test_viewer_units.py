@@ -136,6 +136,36 @@ def test_live_play_reads_the_key_from_the_named_variable_and_never_writes_it(
     assert secret not in repr(job) and secret not in repr(form)
 
 
+def test_play_form_api_choice(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = store.load("tuesday")
+    with pytest.raises(BadInput, match="unknown API"):
+        PlayForm.parse({"engine": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m", "api": "smtp"}, run)
+    with pytest.raises(BadInput, match="base-url is required"):  # no endpoint and nothing native chosen
+        PlayForm.parse({"engine": "openai", "model": "m"}, run)
+    # A native API (chosen, or named by a provider:model string) may leave the endpoint empty: its SDK's host.
+    monkeypatch.setenv("RK_VIEWER_KEY", "sk-viewer-native-0123456789")
+    for fields in ({"api": "anthropic-messages", "model": "claude-x"}, {"model": "anthropic:claude-x"}):
+        form = PlayForm.parse({"engine": "openai", "api_key_env": "RK_VIEWER_KEY", **fields}, run)
+        options = form.options(store, "p-native")
+        assert options.api == "anthropic-messages" and options.model == "claude-x"
+        assert options.safe_base_url() == "https://api.anthropic.com"
+    with pytest.raises(BadInput, match="api-key-env"):  # a native host and no key named: refused up front
+        PlayForm.parse({"engine": "openai", "api": "anthropic-messages", "model": "claude-x"}, run).options(store, "p3")
+
+
+def test_live_play_from_the_viewer_on_another_api(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("anthropic")
+    monkeypatch.setenv("RK_VIEWER_KEY", "sk-viewer-anthropic-0123456789")
+    child = branch(store, store.load("tuesday"), 4, result="ok")
+    with ScriptedServer(sequence_policy([], final_text="Fixed."), strict=True) as provider:
+        form = PlayForm.parse({"engine": "openai", "base_url": provider.base_url, "model": "m",
+                               "api": "anthropic-messages", "api_key_env": "RK_VIEWER_KEY"}, child)
+        job = Jobs(store).start(child, form)
+        _wait(job)
+        assert job.status == "completed", job.error
+        assert provider.llm_requests and {r.path for r in provider.llm_requests} == {"/v1/messages"}
+
+
 @pytest.mark.parametrize("engine", ["openai"])
 def test_offline_play_from_the_viewer_is_equal_to_the_record(store: RunStore, engine: str) -> None:
     run = store.load("tuesday")
