@@ -457,7 +457,9 @@ def main() -> int:
         report["what_if"] = what_if(max(args.sizes), args.repeats)
     if args.whole_turns:
         if args.hermes_python:
-            report["whole_runs"] = [whole_run(args.whole_turns, python) for python in args.hermes_python]
+            # absolute, not resolved: the sandbox runs elsewhere, and a venv's python is a symlink out of it
+            pythons = [os.path.abspath(python) for python in args.hermes_python]
+            report["whole_runs"] = [whole_run(args.whole_turns, python) for python in pythons]
             report["whole_run"] = report["whole_runs"][0]
         else:
             report["whole_run"] = whole_run(args.whole_turns)
