@@ -146,6 +146,23 @@ def test_http_500_then_retry(tmp_path):
     assert run.final_answer == out["results"][0]["final_response"]
 
 
+def test_http_429_then_retry(tmp_path):
+    """A rate limit with Retry-After, then success: every request the server saw is in the trace (the
+    refused one as a retryable error of the same API request), on each Hermes version."""
+    policy = fail_first(1, hermes_default_policy(), kind="429", retry_after=0.2)
+    sandbox, out, reqs = _run(tmp_path, policy, turns=["Please echo hello"])
+    run = only_run(sandbox.store)
+    assert [r.reply.fault for r in reqs][:2] == ["429", None]
+    assert_requests_match(run, [r.body for r in reqs])
+    errors = [e for e in run.events if isinstance(e, ErrorEvent)]
+    assert len(errors) == 1 and errors[0].retryable is True
+    if errors[0].provider_details.get("observed") is not False:
+        assert errors[0].status_code == 429
+    first_call = run.llm_calls()[0]
+    assert errors[0].seq < first_call.seq and errors[0].corr.api_request_id == first_call.corr.api_request_id
+    assert run.final_answer == out["results"][0]["final_response"] and out["results"][0]["completed"]
+
+
 def test_interrupted_turn_is_closed_cleanly(tmp_path):
     policy = sequence_policy([ToolCall("harness_interrupt", {}), ToolCall("harness_echo", {"text": "never"})], "x")
     sandbox, out, reqs = _run(tmp_path, policy, toolsets=["harness", "harness_stop"], turns=["stop please"])
