@@ -189,3 +189,45 @@ def test_hostile_edits_of_old_messages_still_rebuild_every_request_exactly(tmp_p
     run = Run.load(path)
     assert _restated(run) == 2  # the edited request and the next one
     assert [b["messages"] for b in attempt_bodies(run)] == [b["messages"] for b in sent]
+
+
+def _aux(cap: HermesCapture, phase: str, started: float, **extra: Any) -> None:
+    kw = {**IDS, "aux_task": "title_generation", "api_request_id": f"aux-{started}", "started_at": started,
+          "model": "m", "provider": "custom", "api_mode": "chat_completions", **extra}
+    if phase == "pre":
+        cap.aux_pre({**kw, "request": {"method": "POST", "body": {"model": "m", "messages": [
+            {"role": "system", "content": "You name chat sessions."}, {"role": "user", "content": "go"}]}}})
+    else:
+        cap.aux_post({**kw, "response": {"finish_reason": "stop"}})
+
+
+def _auxiliary_events(path: Path) -> list[dict[str, Any]]:
+    return [e.data for e in Run.load(path).events if getattr(e, "name", None) == "auxiliary_call"]
+
+
+def test_an_auxiliary_call_in_flight_at_the_turn_end_is_written_once_when_it_ends(tmp_path):
+    """Hermes 0.22 titles a session once the turn settles: the call is still in flight at turn_end."""
+    cap = HermesCapture(RunStore(tmp_path))
+    cap.turn_start({**IDS, "user_message": "go"})
+    _aux(cap, "pre", 1.0)
+    cap.turn_end({**IDS, "completed": True})
+    _aux(cap, "post", 1.0)
+    _aux(cap, "pre", 2.0)  # a second call that never ends: written at exit, marked
+    cap.close_all()
+    events = _auxiliary_events(tmp_path / "hermes-S7.jsonl")
+    assert [(e["api_request_id"], e["outcome"], e["request"] is not None) for e in events] == [
+        ("aux-1.0", "ok", True), ("aux-2.0", "unknown", True)]
+
+
+def test_an_auxiliary_call_that_waited_too_long_is_written_at_the_turn_end(tmp_path, monkeypatch):
+    from replaykit.adapters.hermes.capture import auxiliary
+
+    monkeypatch.setattr(auxiliary, "STALE_AFTER_S", 0.0)  # Hermes skipped its post (a timed-out callback)
+    cap = HermesCapture(RunStore(tmp_path))
+    cap.turn_start({**IDS, "user_message": "go"})
+    _aux(cap, "pre", 1.0)
+    cap.turn_end({**IDS, "completed": True})
+    path = tmp_path / "hermes-S7.jsonl"
+    assert [e["outcome"] for e in _auxiliary_events(path)] == ["unknown"]  # on disk before the process ends
+    cap.close_all()
+    assert [e["outcome"] for e in _auxiliary_events(path)] == ["unknown"]

@@ -42,7 +42,8 @@ class HermesCapture:
         self.tools = tools = ToolCapture(sessions)
         self.subagents = subagents = SubagentCapture(sessions)
         self.auxiliary = auxiliary = AuxiliaryCapture(sessions)
-        sessions.on_turn_end = auxiliary.flush
+        sessions.on_turn_end = auxiliary.flush_stale
+        sessions.on_exit = auxiliary.flush
         sessions.emit_error = llm.emit_error
         sessions.emit_tool = tools.emit_tool
         self.store, self.syncer = store, sessions.syncer

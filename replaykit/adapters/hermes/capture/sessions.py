@@ -119,7 +119,8 @@ class Sessions:
         self.active_tools: set[tuple[str, str]] = set()
         self.local = threading.local()
         self.last_session: str | None = None  # the session whose turn started last (auxiliary calls' default)
-        self.on_turn_end: Callable[[str], None] | None = None  # HermesCapture: write what the turn left pending
+        self.on_turn_end: Callable[[str], None] | None = None  # HermesCapture: write what waited too long
+        self.on_exit: Callable[[str], None] | None = None  # HermesCapture: write what is still pending
         self.syncer = BackgroundSyncer()
         atexit.register(self.close_all)
 
@@ -167,8 +168,8 @@ class Sessions:
                     # At exit no completing hook can come any more: what a turn left pending (an auxiliary
                     # call still in flight on Hermes's daemon thread, e.g. the session title) is written now,
                     # marked, rather than lost with the process.
-                    if self.on_turn_end is not None:
-                        self.on_turn_end(state.session_id)
+                    if self.on_exit is not None:
+                        self.on_exit(state.session_id)
                     self.flush(state)
                     state.recorder.close()
                     state.closed = True
