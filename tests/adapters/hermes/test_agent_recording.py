@@ -11,6 +11,7 @@ import stat
 
 import pytest
 
+from replaykit.adapters.hermes.reconstruct import auxiliary_requests
 from replaykit.core.trace.bridge import event_underlying
 from replaykit.core.trace.ir import ErrorEvent, SubagentEvent
 from replaykit.core.trace.run import Run
@@ -27,6 +28,7 @@ from tests.adapters.hermes.helpers import (
     assert_requests_match,
     assert_tool_calls_match,
     hermes_release,
+    is_title_request,
     only_run,
     runs_in,
     todo_name,
@@ -72,6 +74,10 @@ def test_tools_in_sequence_streaming(tmp_path, config):
         assert first.underlying.arguments == {"text": "hello replaykit"}
     assert run.tool_calls()[0].result == '{"echo": "HELLO REPLAYKIT"}'
     assert [s.kind for s in run.steps] == ["llm", "tool"] * 2 + ["llm"]
+    if hermes_release() >= (0, 22):  # the session title: one auxiliary call, exact, never a step
+        (title,) = auxiliary_requests(run)
+        assert title.task == "title_generation" and title.outcome == "ok" and title.on_wire
+        assert [r.body for r in reqs if is_title_request(r.body)] == [title.body]
     assert run.final_answer == out["results"][0]["final_response"]
     meta = run.meta
     assert meta["api_mode"] == "chat_completions" and meta["provider"] == "custom"
