@@ -12,8 +12,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun
+from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, underlying_call
 from replaykit.core.trace.codecs.openai_chat import decode_message
-from replaykit.core.trace.ir import LLMResponse, Message, Provenance, RunHeader, TextPart, ToolSpec, Usage
+from replaykit.core.trace.interop import Losses
+from replaykit.core.trace.ir import (
+    LLMResponse,
+    Message,
+    Provenance,
+    RunHeader,
+    TextPart,
+    ToolSpec,
+    UnderlyingCall,
+    Usage,
+)
 from replaykit.core.trace.recorder import Recorder
 
 R = Provenance.RECONSTRUCTED
@@ -42,8 +53,11 @@ def clean_message(msg: Mapping[str, Any]) -> dict[str, Any]:
 def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, system_prompt: str | None,
               tools: Sequence[ToolSpec] | None = None, times: Sequence[float | None] | None = None,
               finish_reasons: Sequence[str | None] | None = None, usage: Mapping[str, Any] | None = None,
-              meta: Mapping[str, Any] | None = None, warnings: list[str] | None = None) -> ImportedRun:
-    """Events for a chat-format conversation (``messages`` excludes the system prompt)."""
+              meta: Mapping[str, Any] | None = None, warnings: list[str] | None = None,
+              losses: Losses | None = None) -> ImportedRun:
+    """Events for a chat-format conversation (``messages`` excludes the system prompt). A tool message's
+    ``tool_name`` (what Hermes ran) beside a Tool Search ``tool_call`` makes the event's ``underlying``, as
+    the live capture records it."""
     rec = Recorder(header, None)
     warnings = list(warnings or [])
     if meta:
@@ -88,7 +102,8 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
             content = msg.get("content")
             rec.tool_call(call_id, name, arguments, raw_arguments=raw_args,
                           result=content if isinstance(content, str) else json.dumps(content),
-                          llm_call_id=llm_id or None, provenance=R, t=t)
+                          llm_call_id=llm_id or None, provenance=R, t=t,
+                          underlying=_underlying(name, arguments, raw.get("tool_name")))
             context.append(ir)
         else:
             context.append(ir)
@@ -96,7 +111,19 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
         rec.turn_end(final, status="completed", sync=False, provenance=R, t=last_t)
     if usage:
         rec.meta({"usage_total": dict(usage)}, provenance=R)
-    return ImportedRun(header=header, events=list(rec.events), warnings=warnings)
+    return ImportedRun(header=header, events=list(rec.events), warnings=warnings, losses=losses)
+
+
+def _underlying(name: str, arguments: Any, ran: Any) -> UnderlyingCall | None:
+    """The tool a bridged call stood for: the tool Hermes names as run (``ran``, a stored tool message's
+    ``tool_name``) when it differs from the bridge, else what the bridge's arguments name
+    (``core.trace.bridge``); None for a call that is its own tool."""
+    target, inner = underlying_call(name, arguments)
+    if name == BRIDGE_TOOL_NAME and isinstance(ran, str) and ran and ran != name:
+        return UnderlyingCall(name=ran, arguments=inner if target == ran else None)
+    if target != name:
+        return UnderlyingCall(name=target, arguments=inner)
+    return None
 
 
 def usage_of(data: Mapping[str, Any]) -> Usage | None:

@@ -1,8 +1,9 @@
 """``replaykit import PATH --format hermes-session``: Hermes's own session store into runs.
 
 PATH is a ``state.db`` (SQLite, opened read-only; Hermes 0.19.0 or 0.22), a Hermes home holding one, a JSON
-snapshot ``sessions/session_<id>.json``, or what ``hermes sessions export`` writes (Hermes 0.22, ``.jsonl``). Every event is marked ``reconstructed``: state.db keeps the conversation,
-not the requests (no sampling parameters, no per-call usage, no failed attempts).
+snapshot ``sessions/session_<id>.json``, or (``.jsonl``) what ``hermes sessions export`` writes, read by
+``import_export`` (the ``hermes-export`` format). Every event is marked ``reconstructed``: state.db keeps
+the conversation, not the requests (no sampling parameters, no per-call usage, no failed attempts).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
 from replaykit.adapters.hermes.conversation import build_run
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.codecs import decode_request
+from replaykit.core.trace.interop import Losses
 from replaykit.core.trace.ir import Lineage, RunHeader, Source
 from replaykit.core.trace.store import utc_now_iso
 
@@ -26,21 +28,28 @@ LACKS = ("Hermes's session store keeps the conversation, not the calls: each req
          "attempts or retries, no per-call usage)")
 
 
-def _header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
-            base_url: Any = None, title: Any = None) -> RunHeader:
+def session_header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
+                   base_url: Any = None, title: Any = None) -> RunHeader:
+    """An imported session's header. A session with a parent is linked to the parent's imported run: as a
+    subagent when Hermes marks it one (``source: subagent``), else as a continuation (context compression
+    and resumes start a new session whose ``parent_session_id`` names the old one)."""
     import datetime as dt
 
     created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
                   if isinstance(created, (int, float)) else utc_now_iso())
+    lineage = None
+    if isinstance(parent, str) and parent:
+        subagent = platform == "subagent"
+        lineage = Lineage(relation="subagent" if subagent else "import",
+                          parent_run_id=run_id_for_session(parent) + "-imported",
+                          details=None if subagent else {"hermes": "continues the parent session"})
     return RunHeader(
         run_id=run_id_for_session(session_id) + "-imported", created_at=created_at,
         source=Source(framework="hermes", adapter="replaykit.adapters.hermes.import_session",
                       replaykit_version=__version__),
         model=model if isinstance(model, str) else None, platform=platform if isinstance(platform, str) else None,
         session_id=session_id, base_url=safe_base_url(base_url), title=title if isinstance(title, str) else None,
-        lineage=Lineage(relation="subagent", parent_run_id=run_id_for_session(parent) + "-imported")
-        if isinstance(parent, str) and parent else None,
-        tags=["imported", "reconstructed"],
+        lineage=lineage, tags=["imported", "reconstructed"],
     )
 
 
@@ -52,8 +61,10 @@ def import_session(path: Path, session_id: str | None = None) -> list[ImportedRu
             raise BadInput(f"no state.db in {path.parent}")
     if path.suffix == ".json":
         return [_from_snapshot(path, session_id)]
-    if path.suffix == ".jsonl":
-        return _from_export(path, session_id)
+    if path.suffix == ".jsonl":  # what `hermes sessions export` writes: the hermes-export importer's
+        from replaykit.adapters.hermes.import_export import import_export
+
+        return import_export(path, session_id)
     return _from_db(path, session_id)
 
 
@@ -66,7 +77,7 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
         raise BadInput(f"{path} is not a Hermes session JSON snapshot (no session_id/messages)")
     if session_id and data["session_id"] != session_id:
         raise BadInput(f"{path} holds session {data['session_id']}, not {session_id}")
-    header = _header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
+    header = session_header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
                      created=None, base_url=data.get("base_url"))
     tools = decode_request("openai-chat", {"messages": [], "tools": data["tools"]}).tools \
         if isinstance(data.get("tools"), list) else None
@@ -142,52 +153,64 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
 
 
-def _session_run(row: Any, messages: list[dict[str, Any]], notes: list[str]) -> ImportedRun:
+#: ``sessions`` fields kept in the run's meta (read by name; absent in older schemas)
+_SESSION_META = ("cwd", "git_branch", "git_repo_root", "end_reason", "ended_at", "message_count", "tool_call_count",
+                 "api_call_count", "estimated_cost_usd", "actual_cost_usd", "billing_provider", "billing_mode",
+                 "profile_name")
+#: session token totals (Hermes keeps no per-call usage): the run's ``usage_total``
+_SESSION_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+def _session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
+                 losses: Losses | None = None) -> ImportedRun:
     """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
     started = row["started_at"]
     times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
              and isinstance(started, (int, float)) else None for m in messages]
-    header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
-                     created=started, title=row["title"])
-    meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
-                                                "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
-                            if k in row.keys() and row[k] is not None}
+    keys = row.keys()
+    header = session_header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
+                            created=started, title=row["title"],
+                            base_url=row["billing_base_url"] if "billing_base_url" in keys else None)
+    meta: dict[str, Any] = {k: row[k] for k in _SESSION_META if k in keys and row[k] is not None}
+    config = _json_object(row["model_config"]) if "model_config" in keys else None
+    if config:  # max_iterations, max_tokens, reasoning_config as Hermes ran the session
+        meta["model_config"] = {k: v for k, v in config.items() if not k.startswith("_")}
+    usage = {k: row[k] for k in _SESSION_USAGE if k in keys and isinstance(row[k], int)}
     return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
-                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
-                     warnings=[LACKS, *dict.fromkeys(notes)])
+                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta, usage=usage or None,
+                     warnings=[LACKS, *dict.fromkeys(notes)], losses=losses)
 
 
-def _from_export(path: Path, session_id: str | None) -> list[ImportedRun]:
-    """What ``hermes sessions export`` writes by default (Hermes 0.22, ``--format jsonl``): one session per
-    line, its ``sessions`` fields and its ``messages`` rows. Read by the same named columns as a state.db."""
-    runs: list[ImportedRun] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path} is not a Hermes sessions export ({exc})") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+def _json_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
         try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise BadInput(f"{path}:{number}: not JSON ({exc})") from exc
-        if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("id"):
-            raise BadInput(f"{path}:{number}: not a Hermes session (expected 'id' and 'messages'; "
-                           "`hermes sessions export --format jsonl` writes these)")
-        if session_id and data["id"] != session_id:
-            continue
-        notes: list[str] = []
-        unknown = sorted({k for m in data["messages"] if isinstance(m, dict) for k in m} - set(MESSAGE_COLUMNS))
-        if unknown:
-            notes.append(f"message fields not read (unknown to this importer): {', '.join(unknown)}")
-        messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in data["messages"] if isinstance(m, dict)]
-        runs.append(_session_run(_Fields(data), messages, notes))
-    if session_id and not runs:
-        raise BadInput(f"no session {session_id!r} in {path}")
-    if not runs:
-        raise BadInput(f"{path} holds no Hermes session")
-    return runs
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def session_run_of_export(data: dict[str, Any]) -> ImportedRun:
+    """One session of what ``hermes sessions export`` writes (``--format jsonl``; ``import_export`` reads the
+    file): its ``sessions`` fields and ``messages`` rows, read by the same named columns as a state.db."""
+    notes: list[str] = []
+    losses = Losses()
+    rows = [m for m in data["messages"] if isinstance(m, dict)]
+    for key in sorted({k for m in rows for k in m} - set(MESSAGE_COLUMNS)):
+        count = sum(1 for m in rows if m.get(key) is not None)
+        if count:
+            losses.add("message fields", f"{key} ({count})", fields=[key],
+                       reason="Hermes's own bookkeeping of a message (ids, display hints): not part of any call")
+    messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in rows]
+    calls = data.get("api_call_count")
+    answers = sum(1 for m in messages if m.get("role") == "assistant")
+    if isinstance(calls, int) and calls > answers:
+        notes.append(f"Hermes counted {calls} API calls for {answers} assistant messages: the other "
+                     f"{calls - answers} (failed attempts, retries) are not in the export")
+    return _session_run(_Fields(data), messages, notes, losses=losses)
 
 
 class _Fields:
