@@ -96,7 +96,7 @@ def _kind(doc: Mapping[str, Any]) -> str | None:
 
 
 def _session_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) -> list[ImportedRun]:
-    from replaykit.adapters.hermes.import_session import session_run_of_export
+    from replaykit.adapters.hermes.session_rows import session_run_of_export
 
     for where, data in docs:
         for key in _VERSION_KEYS:
@@ -132,7 +132,7 @@ def _trace_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) 
 
 
 def _trace_run(session_id: str, lines: list[tuple[str, dict[str, Any]]]) -> ImportedRun:
-    from replaykit.adapters.hermes.import_session import session_header
+    from replaykit.adapters.hermes.session_rows import session_header
 
     messages: list[dict[str, Any]] = []
     previous: str | None = None

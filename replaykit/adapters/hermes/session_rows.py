@@ -1,0 +1,134 @@
+"""Hermes session rows (a state.db ``sessions`` row or a session of ``hermes sessions export``) into runs.
+
+Shared by the ``hermes-session`` importer (state.db, read by named columns) and the ``hermes-export``
+importer (the jsonl that ``hermes sessions export`` writes holds the same fields per session).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from replaykit import __version__
+from replaykit.adapters.base import ImportedRun
+from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
+from replaykit.adapters.hermes.conversation import build_run
+from replaykit.core.trace.interop import Losses
+from replaykit.core.trace.ir import Lineage, RunHeader, Source
+from replaykit.core.trace.store import utc_now_iso
+
+LACKS = ("Hermes's session store keeps the conversation, not the calls: each request was reconstructed from "
+         "the messages before it (no sampling parameters, tool schemas only from a JSON snapshot, no failed "
+         "attempts or retries, no per-call usage)")
+
+
+def session_header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
+                   base_url: Any = None, title: Any = None) -> RunHeader:
+    """An imported session's header. A session with a parent is linked to the parent's imported run: as a
+    subagent when Hermes marks it one (``source: subagent``), else as a continuation (context compression
+    and resumes start a new session whose ``parent_session_id`` names the old one)."""
+    import datetime as dt
+
+    created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
+                  if isinstance(created, (int, float)) else utc_now_iso())
+    lineage = None
+    if isinstance(parent, str) and parent:
+        subagent = platform == "subagent"
+        lineage = Lineage(relation="subagent" if subagent else "import",
+                          parent_run_id=run_id_for_session(parent) + "-imported",
+                          details=None if subagent else {"hermes": "continues the parent session"})
+    return RunHeader(
+        run_id=run_id_for_session(session_id) + "-imported", created_at=created_at,
+        source=Source(framework="hermes", adapter="replaykit.adapters.hermes.import_session",
+                      replaykit_version=__version__),
+        model=model if isinstance(model, str) else None, platform=platform if isinstance(platform, str) else None,
+        session_id=session_id, base_url=safe_base_url(base_url), title=title if isinstance(title, str) else None,
+        lineage=lineage, tags=["imported", "reconstructed"],
+    )
+
+
+SUBAGENT_PROMPT = ("a subagent's requests also carried the delegation instructions Hermes appends to its system "
+                   "prompt on every call (an ephemeral prompt Hermes does not store): the reconstructed "
+                   "requests have the stored system prompt alone")
+
+#: the ``messages`` columns the import reads (Hermes 0.19.0's schema; 0.22 reads the same). Any other
+#: column (0.22 adds several, among them a binary ``display_identity``) is skipped and named in a note.
+MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+                   "effect_disposition", "timestamp", "token_count", "finish_reason", "reasoning",
+                   "reasoning_content", "reasoning_details", "codex_reasoning_items", "codex_message_items",
+                   "platform_message_id", "observed", "active", "compacted", "api_content")
+#: ``sessions`` fields kept in the run's meta (read by name; absent in older schemas)
+_SESSION_META = ("cwd", "git_branch", "git_repo_root", "end_reason", "ended_at", "message_count", "tool_call_count",
+                 "api_call_count", "estimated_cost_usd", "actual_cost_usd", "billing_provider", "billing_mode",
+                 "profile_name")
+#: session token totals (Hermes keeps no per-call usage): the run's ``usage_total``
+_SESSION_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+
+
+def session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
+                 losses: Losses | None = None) -> ImportedRun:
+    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
+    started = row["started_at"]
+    times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
+             and isinstance(started, (int, float)) else None for m in messages]
+    keys = row.keys()
+    header = session_header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
+                            created=started, title=row["title"],
+                            base_url=row["billing_base_url"] if "billing_base_url" in keys else None)
+    meta: dict[str, Any] = {k: row[k] for k in _SESSION_META if k in keys and row[k] is not None}
+    config = _json_object(row["model_config"]) if "model_config" in keys else None
+    if config:  # max_iterations, max_tokens, reasoning_config as Hermes ran the session
+        meta["model_config"] = {k: v for k, v in config.items() if not k.startswith("_")}
+    usage = {k: row[k] for k in _SESSION_USAGE if k in keys and isinstance(row[k], int)}
+    if row["source"] == "subagent":
+        notes = [*notes, SUBAGENT_PROMPT]
+    return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
+                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta, usage=usage or None,
+                     warnings=[LACKS, *dict.fromkeys(notes)], losses=losses)
+
+
+def _json_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def session_run_of_export(data: dict[str, Any]) -> ImportedRun:
+    """One session of what ``hermes sessions export`` writes (``--format jsonl``; ``import_export`` reads the
+    file): its ``sessions`` fields and ``messages`` rows, read by the same named columns as a state.db."""
+    notes: list[str] = []
+    losses = Losses()
+    rows = [m for m in data["messages"] if isinstance(m, dict)]
+    for key in sorted({k for m in rows for k in m} - set(MESSAGE_COLUMNS)):
+        count = sum(1 for m in rows if m.get(key) is not None)
+        if count:
+            losses.add("message fields", f"{key} ({count})", fields=[key],
+                       reason="Hermes's own bookkeeping of a message (ids, display hints): not part of any call")
+    messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in rows]
+    calls = data.get("api_call_count")
+    answers = sum(1 for m in messages if m.get("role") == "assistant")
+    if isinstance(calls, int) and calls > answers:
+        notes.append(f"Hermes counted {calls} API calls for {answers} assistant messages: the other "
+                     f"{calls - answers} (failed attempts, retries) are not in the export")
+    return session_run(_Fields(data), messages, notes, losses=losses)
+
+
+class _Fields:
+    """A session dict read like a ``sessions`` row: missing fields are None."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def keys(self) -> set[str]:
+        return {k for k in self._data if k != "messages"}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data.get(key)
+
+
