@@ -41,7 +41,7 @@ def _scenarios() -> dict[str, dict[str, Any]]:
     return {
         # Hermes 0.22's default: Tool Search on (plugin tools and todo_list reached through `tool_call`)
         "tools": {"policy": hermes_default_policy(), "spec": {"turns": ["Please echo hello, then track it."]}},
-        "tools_search_off": {"policy": hermes_default_policy(), "config": TOOL_SEARCH_OFF,
+        "tools_search_off": {"policy": hermes_default_policy(), "config": TOOL_SEARCH_OFF, "since": (0, 22),
                              "spec": {"turns": ["Please echo hello, then track it."]}},
         "two_turns": {"policy": hermes_default_policy(), "spec": {"turns": ["First: echo hello.", "Second: once more."]}},
         "subagent": {
@@ -55,6 +55,11 @@ def _scenarios() -> dict[str, dict[str, Any]]:
 
 
 NAMES = tuple(_scenarios())
+
+
+def names_for(release: tuple[int, ...]) -> tuple[str, ...]:
+    """The scenarios that mean something on a Hermes release (Tool Search exists from 0.22)."""
+    return tuple(name for name, s in _scenarios().items() if release >= s.get("since", (0,)))
 
 
 @dataclass

@@ -24,7 +24,11 @@ from replaykit.core.trace.run import Run
 from tests.adapters.hermes.export_scenarios import NAMES
 
 ROOT = Path(__file__).resolve().parents[3]
-FIX = ROOT / "tests" / "fixtures" / "hermes_export" / "0.22"
+EXPORTS = ROOT / "tests" / "fixtures" / "hermes_export"
+FIX = EXPORTS / "0.22"
+#: (Hermes release, scenario) of every committed export
+CASES = [pytest.param(EXPORTS / v, n, id=f"{v}-{n}") for v in ("0.19", "0.22") for n in NAMES
+         if (EXPORTS / v / f"{n}.export.jsonl").exists()]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -105,12 +109,12 @@ def _check_run_file(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 # ------------------------------------------------------------------ the committed fixtures
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_jsonl_export_imports_as_the_recorded_run(tmp_path, capsys, name):
-    document = _import(_fixture(f"{name}.export.jsonl"), tmp_path / "s", capsys)
+@pytest.mark.parametrize(("fix", "name"), CASES)
+def test_jsonl_export_imports_as_the_recorded_run(tmp_path, capsys, fix, name):
+    document = _import(fix / f"{name}.export.jsonl", tmp_path / "s", capsys)
     runs = {Run.load(Path(r["path"])).header.session_id: Run.load(Path(r["path"])) for r in document["runs"]}
-    recorded = [Run.load(FIX / f) for f in (f"{name}.recorded.jsonl", f"{name}.child.recorded.jsonl")
-                if (FIX / f).exists()]
+    recorded = [Run.load(fix / f) for f in (f"{name}.recorded.jsonl", f"{name}.child.recorded.jsonl")
+                if (fix / f).exists()]
     assert len(runs) == len(recorded)
     for live in recorded:
         imported = runs[live.header.session_id]
@@ -125,14 +129,14 @@ def test_jsonl_export_imports_as_the_recorded_run(tmp_path, capsys, name):
         assert any("reconstructed" in w for w in entry["warnings"])
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_trace_export_imports_as_the_recorded_run(tmp_path, capsys, name):
+@pytest.mark.parametrize(("fix", "name"), CASES)
+def test_trace_export_imports_as_the_recorded_run(tmp_path, capsys, fix, name):
     for stem in (name, f"{name}.child"):
-        if not (FIX / f"{stem}.trace.jsonl").exists():
+        if not (fix / f"{stem}.trace.jsonl").exists():
             continue
-        document = _import(FIX / f"{stem}.trace.jsonl", tmp_path / stem, capsys)
+        document = _import(fix / f"{stem}.trace.jsonl", tmp_path / stem, capsys)
         [entry] = document["runs"]
-        imported, live = Run.load(Path(entry["path"])), Run.load(_fixture(f"{stem}.recorded.jsonl"))
+        imported, live = Run.load(Path(entry["path"])), Run.load(fix / f"{stem}.recorded.jsonl")
         assert imported.header.session_id == live.header.session_id
         assert_matches_recording(imported, live, system="none")
         notes = " ".join(entry["warnings"])
@@ -165,6 +169,34 @@ def test_several_sessions_are_one_run_each_linked_by_lineage(tmp_path, capsys):
     # --session picks one
     only = _import(FIX / "subagent.export.jsonl", tmp_path / "one", capsys, "--session", str(child.header.session_id))
     assert [r["run_id"] for r in only["runs"]] == [child.run_id]
+
+
+def test_trace_files_put_together_are_one_run_per_session(tmp_path, capsys):
+    """Hermes writes one session per trace file; several concatenated are one run each, unlinked (a trace
+    holds no lineage, and the import says so)."""
+    joined = tmp_path / "both.trace.jsonl"
+    joined.write_text(_fixture("subagent.trace.jsonl").read_text() + _fixture("subagent.child.trace.jsonl").read_text())
+    document = _import(joined, tmp_path / "s", capsys)
+    runs = [Run.load(Path(r["path"])) for r in document["runs"]]
+    assert len(runs) == 2 and all(r.header.lineage is None for r in runs)
+    assert {r.header.session_id for r in runs} == {Run.load(FIX / f).header.session_id
+                                                  for f in ("subagent.recorded.jsonl", "subagent.child.recorded.jsonl")}
+
+
+def test_a_continued_session_is_linked_to_the_session_it_continues(tmp_path, capsys):
+    """A session whose parent is not a delegation (context compression, a resumed chat) is linked as an
+    import continuation, not as a subagent."""
+    first = json.loads(_fixture("two_turns.export.jsonl").read_text().splitlines()[0])
+    second = {**first, "id": first["id"] + "b", "parent_session_id": first["id"], "title": None,
+              "started_at": first["started_at"] + 60}
+    second["messages"] = [{**m, "session_id": second["id"]} for m in first["messages"]]
+    path = tmp_path / "continued.jsonl"
+    path.write_text(json.dumps(second) + "\n" + json.dumps(first) + "\n")  # Hermes lists newest first
+    document = _import(path, tmp_path / "s", capsys)
+    parent, child = (Run.load(Path(r["path"])) for r in document["runs"])
+    assert parent.header.session_id == first["id"] and parent.header.lineage is None
+    assert child.header.lineage is not None and child.header.lineage.relation == "import"
+    assert child.header.lineage.parent_run_id == parent.run_id
 
 
 def test_a_retried_500_is_named_not_invented(tmp_path, capsys):
