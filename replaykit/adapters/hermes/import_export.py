@@ -19,7 +19,7 @@ Both hold conversations, not calls: every request is reconstructed from the mess
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +103,25 @@ def _session_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None
             if key in data:
                 raise BadInput(f"{where}: unknown Hermes export version ({key} {data[key]!r}); this importer "
                                "reads the unversioned session export of Hermes 0.19.0 to 0.22")
-    chosen = [data for _, data in docs if not session_id or data["id"] == session_id]
+        if not isinstance(data["id"], str):
+            raise BadInput(f"{where}: a session id that is not text ({data['id']!r})")
+    chosen = [(where, data) for where, data in docs if not session_id or data["id"] == session_id]
     # A parent before the sessions it started (Hermes lists newest first): lineage reads top-down.
-    chosen.sort(key=_started)
-    return [session_run_of_export(data) for data in chosen]
+    chosen.sort(key=lambda item: _started(item[1]))
+    return [_malformed_is_bad_input(where, session_run_of_export, data) for where, data in chosen]
+
+
+def _malformed_is_bad_input(where: str, convert: Callable[..., ImportedRun], *args: Any) -> ImportedRun:
+    """``convert(*args)``; a message the codec refuses is named by its line, and a value of the wrong type
+    deep inside the file (a number where Hermes writes text, ...) is refused as bad input in one line
+    rather than failing as an internal error."""
+    try:
+        return convert(*args)
+    except BadInput as exc:  # a message the codec refused: say where it is
+        raise BadInput(f"{where}: {exc}") from exc
+    except (ValueError, TypeError, OverflowError) as exc:  # pydantic's ValidationError is a ValueError
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"{where}: not what `hermes sessions export` writes ({first})") from exc
 
 
 def _started(data: Mapping[str, Any]) -> float:
@@ -128,7 +143,8 @@ def _trace_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) 
         if not isinstance(sid, str) or not sid:
             raise BadInput(f"{where}: a trace line without a sessionId")
         sessions.setdefault(sid, []).append((where, line))
-    return [_trace_run(sid, lines) for sid, lines in sessions.items() if not session_id or sid == session_id]
+    return [_malformed_is_bad_input(lines[0][0], _trace_run, sid, lines) for sid, lines in sessions.items()
+            if not session_id or sid == session_id]
 
 
 def _trace_run(session_id: str, lines: list[tuple[str, dict[str, Any]]]) -> ImportedRun:

@@ -29,8 +29,11 @@ def session_header(session_id: str, *, model: Any, platform: Any, parent: Any, c
     and resumes start a new session whose ``parent_session_id`` names the old one)."""
     import datetime as dt
 
-    created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
-                  if isinstance(created, (int, float)) else utc_now_iso())
+    try:
+        created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
+                      if isinstance(created, (int, float)) else utc_now_iso())
+    except (OverflowError, OSError, ValueError):  # a start time no clock can show: the import's time
+        created_at = utc_now_iso()
     lineage = None
     if isinstance(parent, str) and parent:
         subagent = platform == "subagent"
@@ -82,7 +85,8 @@ def session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
     usage = {k: row[k] for k in _SESSION_USAGE if k in keys and isinstance(row[k], int)}
     if row["source"] == "subagent":
         notes = [*notes, SUBAGENT_PROMPT]
-    return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
+    system = row["system_prompt"] if isinstance(row["system_prompt"], str) else None
+    return build_run(header, messages, system_prompt=system, times=times,
                      finish_reasons=[m.get("finish_reason") for m in messages], meta=meta, usage=usage or None,
                      warnings=[LACKS, *dict.fromkeys(notes)], losses=losses)
 

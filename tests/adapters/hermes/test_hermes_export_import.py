@@ -259,6 +259,9 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[Path, str]]:
         "prompts.jsonl": ('{"session_id": "s", "index": 1, "created_at": null, "role": "user", "text": "hi"}\n',
                           "--only user-prompts"),
         "empty.jsonl": ("\n", "empty file"),
+        "id-not-text.jsonl": (json.dumps({**json.loads(jsonl.splitlines()[0]), "id": 7}) + "\n", "not text"),
+        "tool-call-id-not-text.jsonl": (json.dumps({**json.loads(jsonl.splitlines()[1]), "messages": [
+            {"role": "tool", "content": "x", "tool_call_id": 5}]}) + "\n", "tool-call-id-not-text.jsonl:1: message"),
     }
     out = []
     for name, (text, expected) in cases.items():
@@ -270,6 +273,16 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[Path, str]]:
 def test_bad_input_is_refused_in_one_line_with_nothing_written(tmp_path):
     for path, expected in _bad_inputs(tmp_path):
         _assert_refused(path, tmp_path, expected)
+
+
+def test_odd_values_where_hermes_writes_text_or_times_still_import(tmp_path, capsys):
+    """A system prompt that is not text and a start time no clock can show: named or defaulted, not fatal."""
+    session = json.loads(_fixture("two_turns.export.jsonl").read_text().splitlines()[0])
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps({**session, "system_prompt": 5, "started_at": 1e30}) + "\n")
+    [entry] = _import(path, tmp_path / "s", capsys)["runs"]
+    assert "no system prompt" in " ".join(entry["warnings"])
+    _check_run_file(Path(entry["path"]), capsys)
 
 
 def test_bad_input_in_process_writes_no_run(tmp_path, capsys):
