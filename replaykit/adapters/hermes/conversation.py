@@ -54,10 +54,12 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
               tools: Sequence[ToolSpec] | None = None, times: Sequence[float | None] | None = None,
               finish_reasons: Sequence[str | None] | None = None, usage: Mapping[str, Any] | None = None,
               meta: Mapping[str, Any] | None = None, warnings: list[str] | None = None,
-              losses: Losses | None = None) -> ImportedRun:
+              losses: Losses | None = None, stored_times: bool = False) -> ImportedRun:
     """Events for a chat-format conversation (``messages`` excludes the system prompt). A tool message's
     ``tool_name`` (what Hermes ran) beside a Tool Search ``tool_call`` makes the event's ``underlying``, as
-    the live capture records it."""
+    the live capture records it. ``times`` are when each call happened; with ``stored_times`` they are
+    when each message was stored (Hermes's ``timestamp``), so an LLM or tool call spans from the message
+    before it to its own."""
     rec = Recorder(header, None)
     warnings = list(warnings or [])
     if meta:
@@ -75,6 +77,10 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
     last_t: float | None = None
     for i, raw in enumerate(messages):
         t = times[i] if times and i < len(times) else None
+        start, took = t, None
+        if stored_times and t is not None and last_t is not None and last_t <= t:
+            # A call ran from the message before it to its own message (when Hermes stored each).
+            start, took = last_t, t - last_t
         last_t = t if t is not None else last_t
         msg = clean_message(raw)
         role = msg.get("role")
@@ -89,7 +95,7 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
             finish = (finish_reasons[i] if finish_reasons and i < len(finish_reasons) else None) or (
                 "tool_calls" if ir.tool_calls else "stop")
             event = rec.llm_call(list(context), LLMResponse(message=ir, finish_reason=finish), model=header.model,
-                                 tools=tools, provenance=R, t=t)
+                                 tools=tools, provenance=R, t=start, duration=took)
             for call in ir.tool_calls:
                 args_of[call.id] = (call.name, call.arguments, call.raw_arguments, event.id)
                 origin[call.id] = event.id
@@ -102,7 +108,7 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
             content = msg.get("content")
             rec.tool_call(call_id, name, arguments, raw_arguments=raw_args,
                           result=content if isinstance(content, str) else json.dumps(content),
-                          llm_call_id=llm_id or None, provenance=R, t=t,
+                          llm_call_id=llm_id or None, provenance=R, t=start, duration=took,
                           underlying=_underlying(name, arguments, raw.get("tool_name")))
             context.append(ir)
         else:

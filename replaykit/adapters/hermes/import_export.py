@@ -34,7 +34,7 @@ TRACE_VERSION = "hermes-agent"
 _VERSION_KEYS = ("version", "export_version", "format_version", "schema_version")
 
 TRACE_LACKS = ("a trace export holds the conversation only: no system prompt, no tool schemas, no sampling "
-               "parameters, no usage, no failed attempts or retries, no per-message time (every line "
+               "parameters, no usage, no tool status, no failed attempts or retries, no per-message time (every line "
                "carries the export's time), no parent session (lineage), and Hermes redacts secrets in it "
                "unless exported with --no-redact")
 

@@ -19,7 +19,8 @@ from replaykit.core.trace.store import utc_now_iso
 
 LACKS = ("Hermes's session store keeps the conversation, not the calls: each request was reconstructed from "
          "the messages before it (no sampling parameters, tool schemas only from a JSON snapshot, no failed "
-         "attempts or retries, no per-call usage)")
+         "attempts or retries, no per-call usage, no tool status: a failed tool's result is kept as its text)")
+TIMES = "times are when Hermes stored each message: a call spans from the message before it to its own"
 
 
 def session_header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
@@ -88,7 +89,7 @@ def session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
     system = row["system_prompt"] if isinstance(row["system_prompt"], str) else None
     return build_run(header, messages, system_prompt=system, times=times,
                      finish_reasons=[m.get("finish_reason") for m in messages], meta=meta, usage=usage or None,
-                     warnings=[LACKS, *dict.fromkeys(notes)], losses=losses)
+                     warnings=[LACKS, TIMES, *dict.fromkeys(notes)], losses=losses, stored_times=True)
 
 
 def _json_object(value: Any) -> dict[str, Any] | None:

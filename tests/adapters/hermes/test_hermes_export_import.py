@@ -122,8 +122,13 @@ def test_jsonl_export_imports_as_the_recorded_run(tmp_path, capsys, fix, name):
         assert_matches_recording(imported, live, system="prefix" if child else "same")
         assert imported.header.base_url == live.meta["base_url"]  # the capture keeps it in the meta
         assert imported.meta["usage_total"]["input_tokens"] > 0
-        times = [e.t for e in imported.events if e.kind in ("llm_call", "tool_call")]
-        assert times == sorted(times) and imported.duration > 0  # Hermes's message timestamps
+        calls = [e for e in imported.events if e.kind in ("llm_call", "tool_call")]
+        assert [e.t for e in calls] == sorted(e.t for e in calls) and imported.duration > 0  # Hermes's timestamps
+        # each call spans from the message before it to its own: spans never overlap; within a turn they tile
+        assert all(e.duration is not None and e.duration >= 0 for e in calls)
+        assert all(a.t + a.duration <= b.t + 1e-6 for a, b in zip(calls, calls[1:]))
+        if len(imported.user_turns()) == 1:
+            assert all(abs(a.t + a.duration - b.t) < 1e-6 for a, b in zip(calls, calls[1:]))
     for entry in document["runs"]:
         _check_run_file(Path(entry["path"]), capsys)
         assert any("reconstructed" in w for w in entry["warnings"])
