@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -126,9 +127,9 @@ def test_jsonl_export_imports_as_the_recorded_run(tmp_path, capsys, fix, name):
         assert [e.t for e in calls] == sorted(e.t for e in calls) and imported.duration > 0  # Hermes's timestamps
         # each call spans from the message before it to its own: spans never overlap; within a turn they tile
         assert all(e.duration is not None and e.duration >= 0 for e in calls)
-        assert all(a.t + a.duration <= b.t + 1e-6 for a, b in zip(calls, calls[1:]))
+        assert all(a.t + a.duration <= b.t + 1e-6 for a, b in pairwise(calls))
         if len(imported.user_turns()) == 1:
-            assert all(abs(a.t + a.duration - b.t) < 1e-6 for a, b in zip(calls, calls[1:]))
+            assert all(abs(a.t + a.duration - b.t) < 1e-6 for a, b in pairwise(calls))
     for entry in document["runs"]:
         _check_run_file(Path(entry["path"]), capsys)
         assert any("reconstructed" in w for w in entry["warnings"])
