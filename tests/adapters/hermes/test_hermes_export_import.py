@@ -332,3 +332,26 @@ def test_fresh_exports_of_the_installed_hermes_import_as_recorded(tmp_path, caps
         [entry] = _import(trace, tmp_path / f"trace-{sid}", capsys)["runs"]
         assert_matches_recording(Run.load(Path(entry["path"])), recorded[sid], system="none")
         _check_run_file(Path(entry["path"]), capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.hermes
+@pytest.mark.parametrize("shape", ["export", "trace"])
+def test_an_imported_export_plays_offline_on_hermes(tmp_path, capsys, shape):
+    """Beyond replay: the real Hermes 0.22 plays the imported run offline, every step served (the bridged
+    calls as the model made them), and the play equals the import (diff exit 0)."""
+    from replaykit.adapters.hermes.versions import release
+    from replaykit.testing.hermes_harness import installed_hermes_version
+
+    if (release(installed_hermes_version()) or (0, 0)) < (0, 22):
+        pytest.skip("Hermes 0.22's exports (RK_ENV=hermes-next)")
+    store = tmp_path / "s"
+    [entry] = _import(_fixture(f"tools.{shape}.jsonl"), store, capsys)["runs"]
+    played = _cli("play", entry["path"], "--engine", "hermes", "--offline", "--store", str(store), "--json")
+    assert played.returncode == 0, played.stderr[-2000:]
+    document = json.loads(played.stdout)
+    counters = document["counters"]
+    assert counters["provider_calls"] == 0 and counters["tool_executions"] == 0 and counters["desyncs"] == 0, counters
+    assert counters["served_tool_steps"] == 2  # the two bridged calls, served as the model made them
+    diff = _cli("diff", entry["path"], str(store / f"{document['run_id']}.jsonl"))
+    assert diff.returncode == 0, diff.stdout[-2000:]
