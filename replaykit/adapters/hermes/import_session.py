@@ -90,7 +90,7 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
     read = [c for c in MESSAGE_COLUMNS if c in present]
     skipped = [c for c in present if c not in MESSAGE_COLUMNS]
     select = ", ".join(f'"{c}"' for c in read)
-    order = "timestamp, id" if "id" in read else "timestamp"
+    order = "id" if "id" in read else "timestamp"  # Hermes's own order (clocks can regress)
     notes = [f"state.db columns not read (unknown to this importer): {', '.join(skipped)}"] if skipped else []
     try:
         if session_id:

@@ -71,7 +71,12 @@ _SESSION_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_w
 
 def session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
                  losses: Losses | None = None) -> ImportedRun:
-    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
+    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run. Only the
+    live rows make the conversation (``active``, as Hermes itself reads a session); the rows /undo, rewind
+    or in-place compaction took out of it are named, not replayed: when they left the context is not
+    stored, so no request could be rebuilt with them."""
+    losses = losses if losses is not None else Losses()
+    messages = _live_rows(messages, losses)
     started = row["started_at"]
     times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
              and isinstance(started, (int, float)) else None for m in messages]
@@ -90,6 +95,22 @@ def session_run(row: Any, messages: list[dict[str, Any]], notes: list[str],
     return build_run(header, messages, system_prompt=system, times=times,
                      finish_reasons=[m.get("finish_reason") for m in messages], meta=meta, usage=usage or None,
                      warnings=[LACKS, TIMES, *dict.fromkeys(notes)], losses=losses, stored_times=True)
+
+
+def _live_rows(messages: list[dict[str, Any]], losses: Losses) -> list[dict[str, Any]]:
+    live = []
+    for message in messages:
+        if message.get("active", 1) in (0, False):
+            if message.get("compacted") in (1, True):
+                losses.add("compacted messages", f"message {message.get('id')} ({message.get('role')})",
+                           fields=["active", "compacted"],
+                           reason="archived by Hermes's in-place compaction (a summary took their place in the context)")
+            else:
+                losses.add("undone messages", f"message {message.get('id')} ({message.get('role')})", fields=["active"],
+                           reason="taken out of the context by /undo, rewind or an edit")
+            continue
+        live.append(message)
+    return live
 
 
 def _json_object(value: Any) -> dict[str, Any] | None:

@@ -205,6 +205,24 @@ def test_a_continued_session_is_linked_to_the_session_it_continues(tmp_path, cap
     assert child.header.lineage.parent_run_id == parent.run_id
 
 
+@pytest.mark.parametrize(("flags", "what"), [({"active": 0, "compacted": 0}, "undone messages"),
+                                             ({"active": 0, "compacted": 1}, "compacted messages")])
+def test_rows_out_of_the_context_are_named_not_replayed(tmp_path, capsys, flags, what):
+    """A 0.22 export holds every stored row with its flags: the first turn undone (or compacted away) is
+    not part of the conversation the later requests were built from."""
+    session = json.loads(_fixture("two_turns.export.jsonl").read_text().splitlines()[0])
+    first_turn = [m["id"] for m in session["messages"]][:6]
+    session["messages"] = [{**m, **flags} if m["id"] in first_turn else m for m in session["messages"]]
+    path = tmp_path / "undone.jsonl"
+    path.write_text(json.dumps(session) + "\n")
+    [entry] = _import(path, tmp_path / "s", capsys)["runs"]
+    run = Run.load(Path(entry["path"]))
+    assert [t.message.text for t in run.user_turns()] == ["Second: once more."]
+    assert all(m.text != "First: echo hello." for c in run.llm_calls() for m in run.request_messages(c))
+    [entry_record] = [e for e in run.header.metadata["not_imported"] if e["what"] == what]
+    assert entry_record["count"] == 6
+
+
 def test_a_retried_500_is_named_not_invented(tmp_path, capsys):
     """The live recording holds the failed streamed attempt; the export keeps no trace of it."""
     live = Run.load(_fixture("retry_500.recorded.jsonl"))
