@@ -34,9 +34,9 @@ TRACE_VERSION = "hermes-agent"
 _VERSION_KEYS = ("version", "export_version", "format_version", "schema_version")
 
 TRACE_LACKS = ("a trace export holds the conversation only: no system prompt, no tool schemas, no sampling "
-               "parameters, no usage, no tool status, no failed attempts or retries, no per-message time (every line "
-               "carries the export's time), no parent session (lineage), and Hermes redacts secrets in it "
-               "unless exported with --no-redact")
+               "parameters, no usage, no reasoning, no tool status, no failed attempts or retries, no "
+               "per-message time (every line carries the export's time), no parent session (lineage); images "
+               "are '[image omitted]', and Hermes redacts secrets in it unless exported with --no-redact")
 
 
 def import_export(path: Path, session_id: str | None = None) -> list[ImportedRun]:
