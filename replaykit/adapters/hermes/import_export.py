@@ -25,6 +25,7 @@ from typing import Any
 
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.adapters.hermes.conversation import build_run
+from replaykit.adapters.hermes.session_rows import session_header, session_run_of_export
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.interop import Losses
 
@@ -96,8 +97,6 @@ def _kind(doc: Mapping[str, Any]) -> str | None:
 
 
 def _session_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) -> list[ImportedRun]:
-    from replaykit.adapters.hermes.session_rows import session_run_of_export
-
     for where, data in docs:
         for key in _VERSION_KEYS:
             if key in data:
@@ -117,7 +116,9 @@ def _malformed_is_bad_input(where: str, convert: Callable[..., ImportedRun], *ar
     rather than failing as an internal error."""
     try:
         return convert(*args)
-    except BadInput as exc:  # a message the codec refused: say where it is
+    except BadInput as exc:  # a message the codec refused: say where it is (unless the reader did)
+        if str(exc).startswith(where.rpartition(":")[0] + ":"):
+            raise
         raise BadInput(f"{where}: {exc}") from exc
     except (ValueError, TypeError, OverflowError) as exc:  # pydantic's ValidationError is a ValueError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -148,8 +149,6 @@ def _trace_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) 
 
 
 def _trace_run(session_id: str, lines: list[tuple[str, dict[str, Any]]]) -> ImportedRun:
-    from replaykit.adapters.hermes.session_rows import session_header
-
     messages: list[dict[str, Any]] = []
     previous: str | None = None
     model: str | None = None

@@ -19,6 +19,7 @@ import pytest
 
 from replaykit.adapters import import_file
 from replaykit.cli import main as cli_main
+from replaykit.core.errors import BadInput
 from replaykit.core.trace.bridge import event_underlying
 from replaykit.core.trace.ir import LLMCallEvent, Message
 from replaykit.core.trace.run import Run
@@ -297,6 +298,15 @@ def _bad_inputs(tmp_path: Path) -> list[tuple[Path, str]]:
 def test_bad_input_is_refused_in_one_line_with_nothing_written(tmp_path):
     for path, expected in _bad_inputs(tmp_path):
         _assert_refused(path, tmp_path, expected)
+
+
+def test_a_refusal_names_its_line_once(tmp_path):
+    trace = _fixture("two_turns.trace.jsonl").read_text().splitlines()
+    path = tmp_path / "gap.trace.jsonl"
+    path.write_text("\n".join(trace[:4] + trace[5:]) + "\n")
+    with pytest.raises(BadInput) as refused:
+        import_file(path, "hermes-export")
+    assert str(refused.value).startswith("gap.trace.jsonl:5: parentUuid") and str(refused.value).count("jsonl:") == 1
 
 
 def test_odd_values_where_hermes_writes_text_or_times_still_import(tmp_path, capsys):
