@@ -54,12 +54,17 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
               tools: Sequence[ToolSpec] | None = None, times: Sequence[float | None] | None = None,
               finish_reasons: Sequence[str | None] | None = None, usage: Mapping[str, Any] | None = None,
               meta: Mapping[str, Any] | None = None, warnings: list[str] | None = None,
-              losses: Losses | None = None, stored_times: bool = False) -> ImportedRun:
+              losses: Losses | None = None, stored_times: bool = False,
+              subagents: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+              launched: dict[str, tuple[str, int | None]] | None = None) -> ImportedRun:
     """Events for a chat-format conversation (``messages`` excludes the system prompt). A tool message's
     ``tool_name`` (what Hermes ran) beside a Tool Search ``tool_call`` makes the event's ``underlying``, as
     the live capture records it. ``times`` are when each call happened; with ``stored_times`` they are
     when each message was stored (Hermes's ``timestamp``), so an LLM or tool call spans from the message
-    before it to its own."""
+    before it to its own. ``subagents``: per tool call id, the sessions that call delegated to (each a
+    ``SubagentEvent``'s fields): written as the capture writes them, a ``start`` before the call and a
+    ``stop`` after it; ``launched`` is then filled with each child session's (start event id, step of the
+    LLM call that asked for it), for the child's lineage."""
     rec = Recorder(header, None)
     warnings = list(warnings or [])
     if meta:
@@ -75,6 +80,8 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
     final: str | None = None
     in_turn = False
     last_t: float | None = None
+    steps = 0
+    step_of: dict[str, int] = {}
     for i, raw in enumerate(messages):
         t = times[i] if times and i < len(times) else None
         start, took = t, None
@@ -96,6 +103,7 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
                 "tool_calls" if ir.tool_calls else "stop")
             event = rec.llm_call(list(context), LLMResponse(message=ir, finish_reason=finish), model=header.model,
                                  tools=tools, provenance=R, t=start, duration=took)
+            step_of[event.id], steps = steps, steps + 1
             for call in ir.tool_calls:
                 args_of[call.id] = (call.name, call.arguments, call.raw_arguments, event.id)
                 origin[call.id] = event.id
@@ -106,10 +114,20 @@ def build_run(header: RunHeader, messages: Sequence[Mapping[str, Any]], *, syste
             call_id = str(msg.get("tool_call_id") or "")
             name, arguments, raw_args, llm_id = args_of.get(call_id, (str(msg.get("name") or raw.get("tool_name") or ""), None, None, ""))
             content = msg.get("content")
+            children = (subagents or {}).get(call_id, ())
+            for child in children:
+                started = rec.subagent("start", launched_by=call_id, provenance=R, t=start,
+                                       **{k: child.get(k) for k in ("child_run_id", "child_session_id", "goal")})
+                if launched is not None and child.get("child_session_id"):
+                    launched[str(child["child_session_id"])] = (started.id, step_of.get(llm_id))
+            steps += 1
             rec.tool_call(call_id, name, arguments, raw_arguments=raw_args,
                           result=content if isinstance(content, str) else json.dumps(content),
                           llm_call_id=llm_id or None, provenance=R, t=start, duration=took,
                           underlying=_underlying(name, arguments, raw.get("tool_name")))
+            for child in children:
+                rec.subagent("stop", provenance=R, t=t,
+                             **{k: child.get(k) for k in ("child_run_id", "child_session_id", "status", "summary")})
             context.append(ir)
         else:
             context.append(ir)

@@ -19,13 +19,18 @@ Both hold conversations, not calls: every request is reconstructed from the mess
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from replaykit.adapters.base import ImportedRun, read_import_text
 from replaykit.adapters.hermes.conversation import build_run
-from replaykit.adapters.hermes.session_rows import session_header, session_run_of_export
+from replaykit.adapters.hermes.session_rows import (
+    as_bad_input,
+    export_session_rows,
+    session_header,
+    session_runs,
+)
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.interop import Losses
 
@@ -105,29 +110,7 @@ def _session_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None
         if not isinstance(data["id"], str):
             raise BadInput(f"{where}: a session id that is not text ({data['id']!r})")
     chosen = [(where, data) for where, data in docs if not session_id or data["id"] == session_id]
-    # A parent before the sessions it started (Hermes lists newest first): lineage reads top-down.
-    chosen.sort(key=lambda item: _started(item[1]))
-    return [_malformed_is_bad_input(where, session_run_of_export, data) for where, data in chosen]
-
-
-def _malformed_is_bad_input(where: str, convert: Callable[..., ImportedRun], *args: Any) -> ImportedRun:
-    """``convert(*args)``; a message the codec refuses is named by its line, and a value of the wrong type
-    deep inside the file (a number where Hermes writes text, ...) is refused as bad input in one line
-    rather than failing as an internal error."""
-    try:
-        return convert(*args)
-    except BadInput as exc:  # a message the codec refused: say where it is (unless the reader did)
-        if str(exc).startswith(where.rpartition(":")[0] + ":"):
-            raise
-        raise BadInput(f"{where}: {exc}") from exc
-    except (ValueError, TypeError, OverflowError) as exc:  # pydantic's ValidationError is a ValueError
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"{where}: not what `hermes sessions export` writes ({first})") from exc
-
-
-def _started(data: Mapping[str, Any]) -> float:
-    value = data.get("started_at")
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    return session_runs([export_session_rows(data, where) for where, data in chosen])
 
 
 # ------------------------------------------------------------------ --format trace (Claude Code shape)
@@ -144,7 +127,7 @@ def _trace_runs(docs: list[tuple[str, dict[str, Any]]], session_id: str | None) 
         if not isinstance(sid, str) or not sid:
             raise BadInput(f"{where}: a trace line without a sessionId")
         sessions.setdefault(sid, []).append((where, line))
-    return [_malformed_is_bad_input(lines[0][0], _trace_run, sid, lines) for sid, lines in sessions.items()
+    return [as_bad_input(lines[0][0], _trace_run, sid, lines) for sid, lines in sessions.items()
             if not session_id or sid == session_id]
 
 

@@ -15,7 +15,13 @@ from typing import Any
 
 from replaykit.adapters.base import ImportedRun
 from replaykit.adapters.hermes.conversation import build_run
-from replaykit.adapters.hermes.session_rows import LACKS, MESSAGE_COLUMNS, session_header, session_run
+from replaykit.adapters.hermes.session_rows import (
+    LACKS,
+    MESSAGE_COLUMNS,
+    SessionRows,
+    session_header,
+    session_runs,
+)
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.codecs import decode_request
 
@@ -99,13 +105,13 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
             sessions = conn.execute("select * from sessions order by started_at").fetchall()
         if session_id and not sessions:
             raise BadInput(f"no session {session_id!r} in {path}")
-        runs = []
+        stored = []
         for raw in sessions:
             row = _Row(raw, notes)
             msgs = conn.execute(f"select {select} from messages where session_id = ? order by {order}",  # noqa: S608
                                 (row["id"],)).fetchall()
-            runs.append(session_run(row, [_message(m, notes) for m in msgs], notes))
-        return runs
+            stored.append(SessionRows(row, [_message(m, notes) for m in msgs], notes))
+        return session_runs(stored)
     except sqlite3.Error as exc:
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
 

@@ -173,6 +173,23 @@ def test_several_sessions_are_one_run_each_linked_by_lineage(tmp_path, capsys):
     assert child.header.lineage is not None and child.header.lineage.relation == "subagent"
     assert child.header.lineage.parent_run_id == parent.run_id and child.header.platform == "subagent"
     assert "delegation instructions" in " ".join(document["runs"][1]["warnings"])
+    # linked both ways, as the live capture links them: the parent's subagent events around the delegating
+    # call, the child's lineage naming the start event and the delegating LLM step
+    for fix in (EXPORTS / "0.19", FIX):
+        if not (fix / "subagent.export.jsonl").exists():
+            continue
+        both = _import(fix / "subagent.export.jsonl", tmp_path / f"both-{fix.name}", capsys)
+        parent, child = (Run.load(Path(r["path"])) for r in both["runs"])
+        live_parent, live_child = Run.load(fix / "subagent.recorded.jsonl"), Run.load(fix / "subagent.child.recorded.jsonl")
+        mine = [(e.phase, e.child_session_id, e.launched_by, e.goal) for e in parent.events if e.kind == "subagent"]
+        theirs = [(e.phase, e.child_session_id, e.launched_by, e.goal) for e in live_parent.events if e.kind == "subagent"]
+        assert mine == theirs and len(mine) == 2
+        start = next(e for e in parent.events if e.kind == "subagent" and e.phase == "start")
+        assert start.child_run_id == child.run_id
+        stop = next(e for e in parent.events if e.kind == "subagent" and e.phase == "stop")
+        assert stop.summary == child.final_answer == live_child.final_answer
+        assert child.header.lineage.parent_event_id == start.id
+        assert child.header.lineage.parent_step == live_child.header.lineage.parent_step is not None
     # --session picks one
     only = _import(FIX / "subagent.export.jsonl", tmp_path / "one", capsys, "--session", str(child.header.session_id))
     assert [r["run_id"] for r in only["runs"]] == [child.run_id]
