@@ -123,12 +123,12 @@ def _number(value: Any) -> float:
 
 def _delegations(sessions: list[SessionRows]) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """parent session id -> tool call id -> the child sessions that call started."""
-    by_id = {s.row["id"]: s for s in sessions}
+    by_id = {s.row["id"]: s for s in sessions if isinstance(s.row["id"], str)}
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
     slots_of: dict[str, list[tuple[str, Any]]] = {}
     for child in sessions:
         parent_id = child.row["parent_session_id"]
-        if child.row["source"] != "subagent" or parent_id not in by_id:
+        if child.row["source"] != "subagent" or not isinstance(parent_id, str) or parent_id not in by_id:
             continue
         if parent_id not in slots_of:
             slots_of[parent_id] = _delegate_slots(by_id[parent_id].messages)
