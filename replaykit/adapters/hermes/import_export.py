@@ -4,8 +4,8 @@ Hermes (0.19.0 and 0.22 alike) writes two JSON-lines shapes, told apart here by 
 
 - ``--format jsonl`` (the default): one session per line, its ``sessions`` fields and its ``messages`` rows
   (Hermes's ``SessionDB.export_session``; 0.22 adds ``timings``). Read by the same named columns as a
-  state.db (``import_session``); several sessions are one run each, a subagent or continuation linked to
-  its parent's run.
+  state.db (``session_rows``, shared with ``import_session``): only live rows; several sessions are one run
+  each, a subagent linked both ways to its parent's run, a continuation to the session it continues.
 - ``--format trace``: the session re-emitted as a Claude Code transcript (``agent/trace_upload.py``,
   ``"version": "hermes-agent"``): user / assistant lines chained by ``parentUuid``, tool calls as
   ``tool_use`` blocks, results as ``tool_result`` blocks. No system prompt, no per-message time, no
