@@ -11,7 +11,8 @@ Hermes (0.19.0 and 0.22 alike) writes two JSON-lines shapes, told apart here by 
   ``tool_use`` blocks, results as ``tool_result`` blocks. No system prompt, no per-message time, no
   lineage, no usage: the import names each.
 
-Both hold conversations, not calls: every request is reconstructed from the messages before it
+A session that ``/save json`` wrote (the same session shape, one indented JSON document) is read as the
+jsonl shape. Both hold conversations, not calls: every request is reconstructed from the messages before it
 (``conversation.build_run``) and marked so. A truncated line, another tool's transcript or a
 ``--only user-prompts`` export is refused in one line.
 """
@@ -69,8 +70,17 @@ _KIND_NAMES = {"sessions": "a session export", "trace": "a trace export"}
 
 
 def _documents(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Every non-blank line as a JSON object, with where it is; a line that is not one is refused."""
+    """Every non-blank line as a JSON object, with where it is; a line that is not one is refused. A file
+    that is one JSON object is one document: a session as ``/save json`` writes it (the export's shape,
+    indented)."""
     text = read_import_text(path)
+    if text.lstrip().startswith("{") and "\n" in text.strip():
+        try:
+            whole = json.loads(text)
+        except (ValueError, RecursionError):
+            whole = None  # JSON lines (or a truncated file): read line by line below
+        if isinstance(whole, dict):
+            return [(path.name, whole)]
     out: list[tuple[str, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

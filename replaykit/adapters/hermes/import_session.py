@@ -46,6 +46,11 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BadInput(f"{path} is not a Hermes session JSON snapshot ({exc})") from exc
+    if isinstance(data, dict) and isinstance(data.get("messages"), list) and data.get("id") and not data.get("session_id"):
+        from replaykit.adapters.hermes.import_export import import_export  # a /save json snapshot (0.22)
+
+        runs = import_export(path, session_id)
+        return runs[0]
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("session_id"):
         raise BadInput(f"{path} is not a Hermes session JSON snapshot (no session_id/messages)")
     if session_id and data["session_id"] != session_id:

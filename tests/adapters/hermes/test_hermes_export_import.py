@@ -267,6 +267,19 @@ def test_what_the_export_holds_beyond_the_conversation(tmp_path, capsys):
     assert any(e["what"] == "message fields" and "message_uid" in e["fields"] for e in not_imported)
 
 
+def test_a_save_json_snapshot_reads_as_its_session(tmp_path, capsys):
+    """``/save json`` writes one session in the export's shape, indented (hermes_cli/session_export.py's
+    ``_SAVE_RENDERERS["json"]``): the same run as the jsonl line, through either format name."""
+    session = json.loads(_fixture("two_turns.export.jsonl").read_text().splitlines()[0])
+    path = tmp_path / f"hermes_session_{session['id']}.json"
+    path.write_text(json.dumps(session, indent=2, ensure_ascii=False, default=str))
+    [entry] = _import(path, tmp_path / "s", capsys)["runs"]
+    [line] = _import(FIX / "two_turns.export.jsonl", tmp_path / "l", capsys)["runs"]
+    assert_matches_recording(Run.load(Path(entry["path"])), Run.load(Path(line["path"])), system="same")
+    [via_session] = import_file(path, "hermes-session")
+    assert via_session.header.session_id == session["id"]
+
+
 def test_hermes_session_still_reads_the_jsonl_export(tmp_path):
     runs = import_file(_fixture("two_turns.export.jsonl"), "hermes-session")
     assert len(runs) == 1 and runs[0].header.session_id
