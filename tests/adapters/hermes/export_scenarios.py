@@ -8,6 +8,8 @@ session per trace file; redaction left at Hermes's default, on). Written per sce
 - ``NAME.export.jsonl``: the jsonl export
 - ``NAME.trace.jsonl`` (and ``NAME.child.trace.jsonl`` for a subagent's session): the trace exports
 - ``NAME.recorded.jsonl`` (and ``NAME.child.recorded.jsonl``): the runs the plugin recorded live
+- ``two_turns.save.json`` (Hermes 0.22): the session as ``/save json`` writes it (Hermes's own
+  ``load_save_snapshot`` + ``render_session_for_save``)
 
 Used by ``tests/fixtures/hermes_export/regenerate.py`` (the committed fixtures) and by the slow test that
 exports and imports afresh.
@@ -69,6 +71,7 @@ class Generated:
     traces: list[Path] = field(default_factory=list)      # parent first
     recorded: list[Path] = field(default_factory=list)    # parent first, in the order of ``traces``
     session_ids: list[str] = field(default_factory=list)  # parent first
+    save: Path | None = None  # two_turns on 0.22: the `/save json` snapshot
 
 
 def generate(name: str, out: Path, work: Path) -> Generated:
@@ -93,7 +96,31 @@ def generate(name: str, out: Path, work: Path) -> Generated:
         result.traces.append(trace)
         result.recorded.append(recorded)
         result.session_ids.append(sid)
+    if name == "two_turns":  # what `/save json` writes (Hermes 0.22), with Hermes's own code
+        result.save = _save_json(sandbox, result.session_ids[0], out / f"{name}.save.json")
     return result
+
+
+_SAVE_JSON = """
+import sys
+from hermes_state import SessionDB
+try:
+    from hermes_cli.session_export import load_save_snapshot, render_session_for_save
+except ImportError:  # Hermes before 0.22 has no /save json
+    raise SystemExit(0)
+export = load_save_snapshot(SessionDB(), sys.argv[1], "json")
+open(sys.argv[2], "w", encoding="utf-8").write(render_session_for_save(export, "json"))
+"""
+
+
+def _save_json(sandbox: HermesSandbox, session_id: str, target: Path) -> Path | None:
+    import subprocess
+
+    proc = subprocess.run([sandbox.python, "-c", _SAVE_JSON, session_id, str(target)], cwd=sandbox.cwd,
+                          env=sandbox.env, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"/save json failed: {proc.stderr[-2000:]}")
+    return target if target.is_file() else None
 
 
 def _hermes(sandbox: HermesSandbox, args: list[str]) -> None:

@@ -268,16 +268,14 @@ def test_what_the_export_holds_beyond_the_conversation(tmp_path, capsys):
 
 
 def test_a_save_json_snapshot_reads_as_its_session(tmp_path, capsys):
-    """``/save json`` writes one session in the export's shape, indented (hermes_cli/session_export.py's
-    ``_SAVE_RENDERERS["json"]``): the same run as the jsonl line, through either format name."""
-    session = json.loads(_fixture("two_turns.export.jsonl").read_text().splitlines()[0])
-    path = tmp_path / f"hermes_session_{session['id']}.json"
-    path.write_text(json.dumps(session, indent=2, ensure_ascii=False, default=str))
+    """``/save json`` (Hermes 0.22) writes one session in the export's shape, indented: imported through
+    either format name, it is the run the plugin recorded."""
+    path = _fixture("two_turns.save.json")
     [entry] = _import(path, tmp_path / "s", capsys)["runs"]
-    [line] = _import(FIX / "two_turns.export.jsonl", tmp_path / "l", capsys)["runs"]
-    assert_matches_recording(Run.load(Path(entry["path"])), Run.load(Path(line["path"])), system="same")
+    assert_matches_recording(Run.load(Path(entry["path"])), Run.load(FIX / "two_turns.recorded.jsonl"), system="same")
     [via_session] = import_file(path, "hermes-session")
-    assert via_session.header.session_id == session["id"]
+    assert via_session.header.session_id == Run.load(FIX / "two_turns.recorded.jsonl").header.session_id
+    _check_run_file(Path(entry["path"]), capsys)
 
 
 def test_hermes_session_still_reads_the_jsonl_export(tmp_path):
@@ -361,9 +359,9 @@ def test_bad_input_in_process_writes_no_run(tmp_path, capsys):
 # ------------------------------------------------------------------ fresh exports of the installed Hermes
 
 
-#: made afresh: the bridge, a subagent's lineage, a retried 500 (two_turns and Tool Search off take the same
-#: export paths; their committed fixtures are checked above)
-FRESH = ("tools", "subagent", "retry_500")
+#: made afresh: the bridge, two turns (and /save json), a subagent's lineage, a retried 500 (Tool Search off
+#: takes the same export paths; its committed fixtures are checked above)
+FRESH = ("tools", "two_turns", "subagent", "retry_500")
 
 
 @pytest.mark.slow
@@ -386,6 +384,9 @@ def test_fresh_exports_of_the_installed_hermes_import_as_recorded(tmp_path, caps
         live = recorded[run.header.session_id]
         assert_matches_recording(run, live, system="prefix" if live.header.lineage else "same")
         _check_run_file(tmp_path / "jsonl" / f"{run.run_id}.jsonl", capsys)
+    if made.save is not None:
+        [entry] = _import(made.save, tmp_path / "save", capsys)["runs"]
+        assert_matches_recording(Run.load(Path(entry["path"])), recorded[made.session_ids[0]], system="same")
     for trace, sid in zip(made.traces, made.session_ids, strict=True):
         [entry] = _import(trace, tmp_path / f"trace-{sid}", capsys)["runs"]
         assert_matches_recording(Run.load(Path(entry["path"])), recorded[sid], system="none")
