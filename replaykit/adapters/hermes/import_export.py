@@ -48,6 +48,27 @@ TRACE_LACKS = ("a trace export holds the conversation only: no system prompt, no
 
 def import_export(path: Path, session_id: str | None = None) -> list[ImportedRun]:
     path = Path(path)
+    if path.is_dir():  # `hermes sessions export DIR/ --format trace` with filters: one ID.trace.jsonl a session
+        files = sorted(path.glob("*.jsonl"))
+        if not files:
+            raise BadInput(f"{path}: no .jsonl file (expected what `hermes sessions export` writes)")
+        runs: list[ImportedRun] = []
+        seen: dict[str, Path] = {}
+        for file in files:
+            for run in _import_file(file, None):
+                sid = str(run.header.session_id)
+                if sid in seen:
+                    raise BadInput(f"{path}: session {sid} is in both {seen[sid].name} and {file.name}")
+                seen[sid] = file
+                runs.append(run)
+        runs = [r for r in runs if not session_id or r.header.session_id == session_id]
+        if session_id and not runs:
+            raise BadInput(f"no session {session_id!r} in {path}")
+        return runs
+    return _import_file(path, session_id)
+
+
+def _import_file(path: Path, session_id: str | None) -> list[ImportedRun]:
     docs = _documents(path)
     first_where, first = docs[0]
     kind = _kind(first)

@@ -207,6 +207,22 @@ def test_trace_files_put_together_are_one_run_per_session(tmp_path, capsys):
                                                   for f in ("subagent.recorded.jsonl", "subagent.child.recorded.jsonl")}
 
 
+def test_a_directory_of_trace_exports_is_one_run_per_file(tmp_path, capsys):
+    """With filters Hermes writes one ID.trace.jsonl per session into a directory."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for stem in ("subagent", "subagent.child"):
+        (folder / f"{stem}.trace.jsonl").write_text(_fixture(f"{stem}.trace.jsonl").read_text())
+    runs = [Run.load(Path(r["path"])) for r in _import(folder, tmp_path / "s", capsys)["runs"]]
+    assert sorted(str(r.header.session_id) for r in runs) == sorted(
+        str(Run.load(FIX / f).header.session_id) for f in ("subagent.recorded.jsonl", "subagent.child.recorded.jsonl"))
+    (folder / "again.jsonl").write_text(_fixture("subagent.trace.jsonl").read_text())
+    _assert_refused(folder, tmp_path, "is in both again.jsonl and subagent.trace.jsonl")
+    (folder / "again.jsonl").unlink()
+    (folder / "broken.trace.jsonl").write_text('{"parentUuid": null, "sessionId": "x"')
+    _assert_refused(folder, tmp_path, "broken.trace.jsonl:1")
+
+
 def test_a_continued_session_is_linked_to_the_session_it_continues(tmp_path, capsys):
     """A session whose parent is not a delegation (context compression, a resumed chat) is linked as an
     import continuation, not as a subagent."""
