@@ -20,6 +20,7 @@ IMPORTERS: dict[str, str] = {
     "anthropic": "replaykit.adapters.provider_logs:import_anthropic",
     "hermes-unroll": "replaykit.adapters.hermes.import_unroll:import_unroll",
     "hermes-session": "replaykit.adapters.hermes.import_session:import_session",
+    "hermes-export": "replaykit.adapters.hermes.import_export:import_export",
     "hermes-trajectory": "replaykit.adapters.hermes.import_trajectory:import_trajectory",
     "atif": "replaykit.adapters.atif:import_atif",
     "otel": "replaykit.adapters.otel:import_otel",

@@ -14,7 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("import", help="import provider logs, Hermes data, ATIF, OTLP spans or platform exports (Langfuse, LangSmith, Inspect AI) as runs")
     parser.add_argument("path", metavar="PATH")
     parser.add_argument("--format", required=True, choices=sorted(IMPORTERS))
-    parser.add_argument("--session", default=None, help="hermes-session: which session id (default: all)")
+    parser.add_argument("--session", default=None, help="hermes-session, hermes-export: which session id (default: all)")
     add_store(parser)
     add_json(parser)
     parser.set_defaults(handler=handle)
@@ -24,7 +24,7 @@ def handle(args: argparse.Namespace) -> int:
     from replaykit.adapters import import_file
 
     options: dict[str, Any] = {}
-    if args.format == "hermes-session" and args.session:
+    if args.format in ("hermes-session", "hermes-export") and args.session:
         options["session_id"] = args.session
     imported = import_file(args.path, args.format, **options)
     store = open_store(args)

@@ -1,8 +1,9 @@
 """``replaykit import PATH --format hermes-session``: Hermes's own session store into runs.
 
 PATH is a ``state.db`` (SQLite, opened read-only; Hermes 0.19.0 or 0.22), a Hermes home holding one, a JSON
-snapshot ``sessions/session_<id>.json``, or what ``hermes sessions export`` writes (Hermes 0.22, ``.jsonl``). Every event is marked ``reconstructed``: state.db keeps the conversation,
-not the requests (no sampling parameters, no per-call usage, no failed attempts).
+snapshot ``sessions/session_<id>.json``, or (``.jsonl``) what ``hermes sessions export`` writes, read by
+``import_export`` (the ``hermes-export`` format). Every event is marked ``reconstructed``: state.db keeps
+the conversation, not the requests (no sampling parameters, no per-call usage, no failed attempts).
 """
 
 from __future__ import annotations
@@ -12,36 +13,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from replaykit import __version__
 from replaykit.adapters.base import ImportedRun
-from replaykit.adapters.hermes.capture import run_id_for_session, safe_base_url
 from replaykit.adapters.hermes.conversation import build_run
+from replaykit.adapters.hermes.session_rows import (
+    LACKS,
+    MESSAGE_COLUMNS,
+    SessionRows,
+    session_header,
+    session_runs,
+)
 from replaykit.core.errors import BadInput
 from replaykit.core.trace.codecs import decode_request
-from replaykit.core.trace.ir import Lineage, RunHeader, Source
-from replaykit.core.trace.store import utc_now_iso
-
-LACKS = ("Hermes's session store keeps the conversation, not the calls: each request was reconstructed from "
-         "the messages before it (no sampling parameters, tool schemas only from a JSON snapshot, no failed "
-         "attempts or retries, no per-call usage)")
-
-
-def _header(session_id: str, *, model: Any, platform: Any, parent: Any, created: float | None,
-            base_url: Any = None, title: Any = None) -> RunHeader:
-    import datetime as dt
-
-    created_at = (dt.datetime.fromtimestamp(created, dt.UTC).isoformat().replace("+00:00", "Z")
-                  if isinstance(created, (int, float)) else utc_now_iso())
-    return RunHeader(
-        run_id=run_id_for_session(session_id) + "-imported", created_at=created_at,
-        source=Source(framework="hermes", adapter="replaykit.adapters.hermes.import_session",
-                      replaykit_version=__version__),
-        model=model if isinstance(model, str) else None, platform=platform if isinstance(platform, str) else None,
-        session_id=session_id, base_url=safe_base_url(base_url), title=title if isinstance(title, str) else None,
-        lineage=Lineage(relation="subagent", parent_run_id=run_id_for_session(parent) + "-imported")
-        if isinstance(parent, str) and parent else None,
-        tags=["imported", "reconstructed"],
-    )
 
 
 def import_session(path: Path, session_id: str | None = None) -> list[ImportedRun]:
@@ -52,8 +34,10 @@ def import_session(path: Path, session_id: str | None = None) -> list[ImportedRu
             raise BadInput(f"no state.db in {path.parent}")
     if path.suffix == ".json":
         return [_from_snapshot(path, session_id)]
-    if path.suffix == ".jsonl":
-        return _from_export(path, session_id)
+    if path.suffix == ".jsonl":  # what `hermes sessions export` writes: the hermes-export importer's
+        from replaykit.adapters.hermes.import_export import import_export
+
+        return import_export(path, session_id)
     return _from_db(path, session_id)
 
 
@@ -62,27 +46,22 @@ def _from_snapshot(path: Path, session_id: str | None) -> ImportedRun:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BadInput(f"{path} is not a Hermes session JSON snapshot ({exc})") from exc
+    if isinstance(data, dict) and isinstance(data.get("messages"), list) and data.get("id") and not data.get("session_id"):
+        from replaykit.adapters.hermes.import_export import import_export  # a /save json snapshot (0.22)
+
+        runs = import_export(path, session_id)
+        return runs[0]
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("session_id"):
         raise BadInput(f"{path} is not a Hermes session JSON snapshot (no session_id/messages)")
     if session_id and data["session_id"] != session_id:
         raise BadInput(f"{path} holds session {data['session_id']}, not {session_id}")
-    header = _header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
+    header = session_header(str(data["session_id"]), model=data.get("model"), platform=data.get("platform"), parent=None,
                      created=None, base_url=data.get("base_url"))
     tools = decode_request("openai-chat", {"messages": [], "tools": data["tools"]}).tools \
         if isinstance(data.get("tools"), list) else None
     return build_run(header, data["messages"], system_prompt=data.get("system_prompt"), tools=tools or None,
                      meta={"session_start": data.get("session_start"), "source_file": path.name},
                      warnings=[LACKS.replace("tool schemas only from a JSON snapshot, ", "")])
-
-
-#: the ``messages`` columns the import reads (Hermes 0.19.0's schema; 0.22 reads the same). Any other
-#: column (0.22 adds several, among them a binary ``display_identity``) is skipped and named in a note.
-MESSAGE_COLUMNS = ("id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
-                   "effect_disposition", "timestamp", "token_count", "finish_reason", "reasoning",
-                   "reasoning_content", "reasoning_details", "codex_reasoning_items", "codex_message_items",
-                   "platform_message_id", "observed", "active", "compacted", "api_content")
-_SESSION_TEXT = ("id", "model", "source", "parent_session_id", "title", "system_prompt", "cwd", "git_branch",
-                 "end_reason", "billing_provider")
 
 
 class _Undecodable(bytes):
@@ -122,7 +101,7 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
     read = [c for c in MESSAGE_COLUMNS if c in present]
     skipped = [c for c in present if c not in MESSAGE_COLUMNS]
     select = ", ".join(f'"{c}"' for c in read)
-    order = "timestamp, id" if "id" in read else "timestamp"
+    order = "id" if "id" in read else "timestamp"  # Hermes's own order (clocks can regress)
     notes = [f"state.db columns not read (unknown to this importer): {', '.join(skipped)}"] if skipped else []
     try:
         if session_id:
@@ -131,76 +110,15 @@ def _read_db(conn: sqlite3.Connection, path: Path, session_id: str | None) -> li
             sessions = conn.execute("select * from sessions order by started_at").fetchall()
         if session_id and not sessions:
             raise BadInput(f"no session {session_id!r} in {path}")
-        runs = []
+        stored = []
         for raw in sessions:
             row = _Row(raw, notes)
             msgs = conn.execute(f"select {select} from messages where session_id = ? order by {order}",  # noqa: S608
                                 (row["id"],)).fetchall()
-            runs.append(_session_run(row, [_message(m, notes) for m in msgs], notes))
-        return runs
+            stored.append(SessionRows(row, [_message(m, notes) for m in msgs], notes))
+        return session_runs(stored)
     except sqlite3.Error as exc:
         raise BadInput(f"{path}: unexpected state.db layout ({exc})") from exc
-
-
-def _session_run(row: Any, messages: list[dict[str, Any]], notes: list[str]) -> ImportedRun:
-    """One session (a ``sessions`` row, read by name) and its messages as a reconstructed run."""
-    started = row["started_at"]
-    times = [round(m["timestamp"] - started, 6) if isinstance(m.get("timestamp"), (int, float))
-             and isinstance(started, (int, float)) else None for m in messages]
-    header = _header(row["id"], model=row["model"], platform=row["source"], parent=row["parent_session_id"],
-                     created=started, title=row["title"])
-    meta: dict[str, Any] = {k: row[k] for k in ("cwd", "git_branch", "end_reason", "message_count", "tool_call_count",
-                                                "input_tokens", "output_tokens", "estimated_cost_usd", "billing_provider")
-                            if k in row.keys() and row[k] is not None}
-    return build_run(header, messages, system_prompt=row["system_prompt"], times=times,
-                     finish_reasons=[m.get("finish_reason") for m in messages], meta=meta,
-                     warnings=[LACKS, *dict.fromkeys(notes)])
-
-
-def _from_export(path: Path, session_id: str | None) -> list[ImportedRun]:
-    """What ``hermes sessions export`` writes by default (Hermes 0.22, ``--format jsonl``): one session per
-    line, its ``sessions`` fields and its ``messages`` rows. Read by the same named columns as a state.db."""
-    runs: list[ImportedRun] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path} is not a Hermes sessions export ({exc})") from exc
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            raise BadInput(f"{path}:{number}: not JSON ({exc})") from exc
-        if not isinstance(data, dict) or not isinstance(data.get("messages"), list) or not data.get("id"):
-            raise BadInput(f"{path}:{number}: not a Hermes session (expected 'id' and 'messages'; "
-                           "`hermes sessions export --format jsonl` writes these)")
-        if session_id and data["id"] != session_id:
-            continue
-        notes: list[str] = []
-        unknown = sorted({k for m in data["messages"] if isinstance(m, dict) for k in m} - set(MESSAGE_COLUMNS))
-        if unknown:
-            notes.append(f"message fields not read (unknown to this importer): {', '.join(unknown)}")
-        messages = [{k: v for k, v in m.items() if k in MESSAGE_COLUMNS} for m in data["messages"] if isinstance(m, dict)]
-        runs.append(_session_run(_Fields(data), messages, notes))
-    if session_id and not runs:
-        raise BadInput(f"no session {session_id!r} in {path}")
-    if not runs:
-        raise BadInput(f"{path} holds no Hermes session")
-    return runs
-
-
-class _Fields:
-    """A session dict read like a ``sessions`` row: missing fields are None."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def keys(self) -> set[str]:
-        return {k for k in self._data if k != "messages"}
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data.get(key)
 
 
 def _message(row: sqlite3.Row, notes: list[str]) -> dict[str, Any]:

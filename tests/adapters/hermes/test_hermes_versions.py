@@ -132,7 +132,7 @@ def _capture_for(root: Path, version: str):
 @pytest.mark.parametrize(("db", "recording"), [
     (FIX / "state.db", FIX / "two_turns.jsonl"),
     (FIX_22 / "state.db", FIX_22 / "two_turns.jsonl"),
-    (FIX.parent / "hermes_export" / "sessions_export-0.22.jsonl", FIX_22 / "two_turns.jsonl"),
+    (FIX.parent / "hermes_export" / "0.22" / "two_turns.export.jsonl", FIX_22 / "two_turns.jsonl"),
 ], ids=["state-db-0.19.0", "state-db-0.22", "sessions-export-0.22"])
 def test_import_state_db_of_each_version(tmp_path, db, recording):
     """A state.db of each release, and what `hermes sessions export` (0.22, jsonl) writes of the same session."""
