@@ -11,6 +11,7 @@ import ast
 import inspect
 import sys
 import typing
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -72,7 +73,10 @@ def test_any_tools_give_a_module_that_compiles_and_defines_only_what_it_should(t
     text, signatures = render_tools_module(tools, hermes=False)
     module = _load(text)
     assert set(module.TOOLS) == {t.name for t in tools}
-    expected = {"Any", "Literal", "NotRequired", "TypedDict", "TOOLS"} | {s.func for s in signatures}
+    imported = {alias.name for node in ast.parse(text).body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert "Any" in imported and imported <= {"Any", "Literal", "NotRequired", "TypedDict"}  # only what it uses
+    expected = imported | {"TOOLS"} | {s.func for s in signatures}
     expected |= {c.split("(")[0].split()[1] if c.startswith("class ") else c.split(" = ")[0]
                  for s in signatures for c in s.classes}
     defined = {n for n in vars(module) if not n.startswith("__")}
@@ -127,7 +131,7 @@ def test_typed_signature_of_a_hermes_like_schema() -> None:
                                "blob: Any = None, **extra: Any)")
     assert sig.extra_names == ["class", "file-path"]
     assert any("blob: $ref is not typed" in f for f in sig.fallbacks)
-    assert "Literal['pending', 'in_progress', 'completed', 'cancelled']" in sig.classes[0]
+    assert 'Literal["pending", "in_progress", "completed", "cancelled"]' in sig.classes[0]
     assert "Args:\n    todos: Task items to write.\n    merge: Update by id." in sig.doc()
 
 
@@ -145,7 +149,7 @@ def test_hermes_builtins_bind_opt_in() -> None:
         "command": {"type": "string"}, "timeout": {"type": "integer"}}, "required": ["command"]})]
     text, _ = render_tools_module(tools, hermes=True)
     assert "from hermes_tools import USE_HERMES_TOOLS, hermes_tool" in text
-    assert "return hermes_tool('terminal', {'command': command, 'timeout': timeout})" in text
+    assert 'return hermes_tool("terminal", {"command": command, "timeout": timeout})' in text
     assert "PORT_HERMES_TOOLS=1" in text
 
 
@@ -198,7 +202,8 @@ def test_agent_source_is_safe_for_any_model_prompt_and_settings(model: str, prom
                  and isinstance(node.target, ast.Name)}
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
     assert assigned == {"HERE", "MODEL", "TOOL_SCHEMAS", "agent"}
-    assert functions == {"prompt", "recorded_declaration", "tools", "main"}
+    assert functions == {"prompt", "prompt_variables", "recorded_declaration", "tools", "agent_system_prompt",
+                         "main"}
     model_node = next(node for node in tree.body if isinstance(node, ast.Assign)
                       and getattr(node.targets[0], "id", "") == "MODEL")
     assert ast.literal_eval(model_node.value.args[1]) == model_string(spec)  # type: ignore[attr-defined]
@@ -208,3 +213,33 @@ def test_agent_source_is_safe_for_any_model_prompt_and_settings(model: str, prom
 def _no_leftover_modules() -> Any:
     yield
     sys.modules.pop("agent_tools_under_test", None)
+
+
+def test_the_ports_prompt_reader_is_render_and_reads_live_values(tmp_path: Path) -> None:
+    """PROMPT_READER (embedded verbatim in every port's agent.py) fills a template as ``render`` does, and
+    reads the values ``live_values`` writes: today's date in the recorded form, else the first value."""
+    import datetime as dt
+    import json
+
+    from replaykit.exporters.port.prompt import PROMPT_READER, live_values, prompt_template, render
+
+    prompts = ["Today is 2026-12-01 (Tuesday, December 01, 2026) in /tmp/a1 {braces} $x",
+               "Today is 2026-12-05 (Saturday, December 05, 2026) in /tmp/b2 {braces} $x"]
+    template, variables = prompt_template(prompts)
+    assert set(variables) == {"date", "date_2", "path"}
+    values = live_values(variables)
+    assert values == {"date": {"today": "%Y-%m-%d"}, "date_2": {"today": "%A, %B %d, %Y"}, "path": "/tmp/a1"}
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "system.md").write_text(template, encoding="utf-8")
+    (tmp_path / "prompts" / "system.variables.json").write_text(json.dumps(values), encoding="utf-8")
+    namespace: dict[str, Any] = {"HERE": tmp_path, "json": json, "date": dt.date}
+    exec(compile(PROMPT_READER, "agent.py", "exec"), namespace)  # the port's own lines
+    reader = namespace["prompt"]
+    for n, recorded in enumerate(prompts):
+        given = {k: v[n] for k, v in variables.items()}
+        assert reader("system", given) == render(template, given) == recorded
+    today = dt.date.today()
+    assert reader("system") == render(template, {"date": today.isoformat(),
+                                                  "date_2": today.strftime("%A, %B %d, %Y"), "path": "/tmp/a1"})
+    (tmp_path / "prompts" / "other.md").write_text("no {{variables}} here", encoding="utf-8")
+    assert reader("other") == "no {{variables}} here"  # no values file: nothing replaced

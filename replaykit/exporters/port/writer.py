@@ -7,6 +7,7 @@ the given ones, beside the parent's file, or in the store), builds the ``AgentSp
     agent_tools.py        one typed function per tool, stubs to port (``tools_module``); TOOLS by recorded name
     hermes_tools.py       the opt-in binding to Hermes's own tools (only when some tool is a Hermes built-in)
     prompts/system.md     the system prompt ({{variables}} where the runs differ); subagent.md; example_user.md
+    prompts/*.variables.json  the template variables' values for a live run (today's date for a date)
     tool_schemas.json     the tools as the recorded agent declared them (name -> description, parameters)
     recordings/*.jsonl    copies of the traces (redacted copies with ``redact``)
     test_conformance.py   the suite (``pytest DIR``), conftest.py, pytest.ini
@@ -31,7 +32,7 @@ from replaykit.core.errors import BadInput
 from replaykit.core.trace.run import Run
 from replaykit.exporters.port import source as src
 from replaykit.exporters.port.conformance import MARKER
-from replaykit.exporters.port.prompt import render
+from replaykit.exporters.port.prompt import live_values, render
 from replaykit.exporters.port.spec import DELEGATE_TOOLS, AgentSpec, child_run_ids, system_prompt_of
 from replaykit.exporters.port.tools_module import HERMES_TOOLS, render_tools_module
 
@@ -167,7 +168,10 @@ def write_port(sources: list[Path], fmt: str, out: str | Path, *, redact: bool =
                                     if t.name not in {x.name for x in spec.tools}]
     if spec.subagent is not None:
         _check_same_schemas(spec, spec.subagent)
-    tools_text, signatures = render_tools_module(all_tools, hermes)
+    undeclared = {name: dict(args) for name, args in spec.undeclared.items()}
+    for name, args in (spec.subagent.undeclared if spec.subagent else {}).items():
+        undeclared[name] = {**args, **undeclared.get(name, {})}
+    tools_text, signatures = render_tools_module(all_tools, hermes, undeclared)
     files: dict[str, str] = {"agent_tools.py": tools_text, **plugin.render_agent(spec, signatures)}
     if "hermes_tool(" in tools_text:
         files["hermes_tools.py"] = HERMES_TOOLS
@@ -175,6 +179,10 @@ def write_port(sources: list[Path], fmt: str, out: str | Path, *, redact: bool =
     files["prompts/example_user.md"] = spec.first_prompt
     if spec.subagent is not None:
         files["prompts/subagent.md"] = spec.subagent.system_prompt
+    for name, agent_spec in (("system", spec), ("subagent", spec.subagent)):
+        if agent_spec is not None and agent_spec.variables:  # a live run's values, read by agent.py's prompt()
+            files[f"prompts/{name}.variables.json"] = json.dumps(
+                live_values(agent_spec.variables), indent=2, ensure_ascii=False) + "\n"
     files["tool_schemas.json"] = json.dumps(
         {t.name: {"description": t.description or "", "parameters": t.parameters or {"type": "object", "properties": {}}}
          for t in all_tools}, indent=2, ensure_ascii=not _utf8(all_tools)) + "\n"
@@ -241,6 +249,11 @@ def _write_files(out: Path, files: dict[str, str], previous: dict[str, Any] | No
                 continue
         # a lone surrogate (legal in JSON traces) has no UTF-8 form: written as its escape
         write_private(target, text.encode("utf-8", "backslashreplace"))
+    for name, digest in hashes.items():  # what the previous export wrote and this one does not (unedited)
+        old = out / name
+        if name not in files and old.is_file() and old.resolve().is_relative_to(out.resolve()) \
+                and _sha(old.read_bytes()) == digest:
+            old.unlink()
     return kept
 
 
@@ -277,9 +290,8 @@ tool with a real body runs for real and its result must equal the recorded one.
 from pathlib import Path
 
 import pytest
-
-from replaykit.exporters.port import conformance
 import {plugin} as framework
+from replaykit.exporters.port import conformance
 
 HERE = Path(__file__).resolve().parent
 
