@@ -125,14 +125,12 @@ def statement(indent: str, text: str) -> str:
 
 
 def _union_split(seq: _Seq) -> tuple[_Seq, _Seq] | None:
-    """``seq`` cut before its first top-level `` | `` that follows a bracket pair, or None."""
-    seen_group = False
+    """``seq`` cut before its first top-level `` | ``, or None."""
     for n, part in enumerate(seq):
         if isinstance(part, _Group):
-            seen_group = True
             continue
         at = part.find(" | ")
-        if seen_group and at >= 0:
+        if at >= 0:
             return (*seq[:n], part[:at]) if part[:at] else seq[:n], (part[at + 1:], *seq[n + 1:])
     return None
 
@@ -143,8 +141,8 @@ def _lay(indent: str, seq: _Seq, trailer: str, is_def: bool = False) -> list[str
     magic = any(isinstance(part, _Group) and part.trailing_comma for part in seq)
     if width(indent + flat) <= LINE_LENGTH and not magic:
         return [indent + flat]
-    union = _union_split(seq)
-    if union is not None:  # ``a: X[...] | None = None``: ruff breaks before the ``|``
+    union = _union_split(seq) if trailer == "," else None
+    if union is not None:  # a parameter ``a: X | None = None``: ruff breaks before the ``|``
         first, rest = union
         return _lay(indent, first, "") + _lay(indent, rest, trailer)
     split = next((n for n in reversed(groups) if isinstance(seq[n], _Group) and seq[n].items), None)  # type: ignore[union-attr]
@@ -158,9 +156,11 @@ def _lay(indent: str, seq: _Seq, trailer: str, is_def: bool = False) -> list[str
     body = ", ".join(_flat(item) for item in group.items)
     many = len(group.items) > 1
     lines = [indent + head]
+    single_def = is_def and not many and split == groups[0]  # a def's one parameter gets a trailing comma
+    body += "," if single_def else ""
     if width(inner + body) <= LINE_LENGTH and not (group.display and many) and not group.trailing_comma:
-        lines.append(inner + body + ("," if is_def and not many else ""))
-    elif many or group.trailing_comma or (is_def and split == groups[0]):
+        lines.append(inner + body)
+    elif many or group.trailing_comma or single_def:
         for item in group.items:
             lines += _lay(inner, item, ",")
     else:

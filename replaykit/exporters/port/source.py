@@ -50,16 +50,27 @@ def _plain(text: str) -> bool:
 
 
 def docstring(text: str, indent: str = "    ") -> str:
-    """A docstring literal for ``text``, indented for a body at ``indent``: triple-quoted and readable
-    when that is safe, else ``repr`` (still a docstring, never code)."""
-    text = text.strip("\n")
-    if _plain(text) and "\\" not in text and '"""' not in text and not text.endswith('"'):
-        lines = text.split("\n")
-        body = "\n".join([lines[0], *[(indent + line) if line.strip() else "" for line in lines[1:]]])
-        if "\n" in text:
-            return f'"""{body}\n{indent}"""'
-        return f'"""{body}"""'
-    return py_str(text)
+    """A docstring literal for ``text``, indented for a body at ``indent``, as ``ruff format`` leaves it:
+    triple-quoted (raw when the text holds a backslash: ruff's D301), each line without trailing
+    whitespace, the lines after the first dedented to the body's indentation. A docstring is
+    documentation (what the model is told is in tool_schemas.json), so what such a literal cannot hold
+    is replaced: a control or line-separator character by "?", a tab by spaces, a triple quote by
+    ``"''``. Never code: the text stays inside one string literal (``check_compiles`` proves it)."""
+    text = "".join(c if c == "\n" or _plain(c) else "?" for c in text.expandtabs(4))
+    lines = [line.rstrip() for line in text.replace('"""', "\"''").strip().split("\n")]
+    rest = [line for line in lines[1:] if line.strip()]
+    common = min((len(line) - len(line.lstrip(" ")) for line in rest), default=0)
+    lines = [lines[0], *[(indent + line[common:]) if line.strip() else "" for line in lines[1:]]]
+    body = "\n".join(lines)
+    if body.startswith('"'):
+        body = " " + body  # as ruff writes it: a quote next to the opening quotes would be read with them
+    prefix = "r" if "\\" in body else ""
+    if len(lines) > 1:
+        return f'{prefix}"""{body}\n{indent}"""'
+    trailing = len(body) - len(body.rstrip("\\"))
+    if not body or (body.endswith('"') and not body.endswith('\\"')) or trailing % 2:
+        body += " "  # ...and next to the closing ones (an odd backslash would escape them)
+    return f'{prefix}"""{body}"""'
 
 
 def comment(text: str, limit: int = 100) -> str:

@@ -74,6 +74,8 @@ def render_tools_module(tools: list[ToolSpec], hermes: bool,
     typing, extensions = src.typing_imports(body)
     imports = "\n\n".join(line for line in (typing, extensions, "from hermes_tools import USE_HERMES_TOOLS, hermes_tool"
                                              if bound else "") if line)
+    if not body.lstrip("\n").startswith(("class ", "def ")):  # isort: one blank line before a statement
+        body = body[1:]
     text = _HEADER.format(hermes_note=_HERMES_NOTE if bound else "", imports=imports) + body
     src.check_compiles(text, "agent_tools.py")
     return text, signatures
