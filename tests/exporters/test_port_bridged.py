@@ -137,15 +137,24 @@ def test_0_22_port_correct_body_runs_for_real_wrong_body_fails(tmp_path: Path, f
     assert "tool_call" not in failures[0] and "Traceback" not in failures[0]
 
 
-def test_0_22_subagent_port_sees_underlying_tools(tmp_path: Path) -> None:
-    pytest.importorskip("pydantic_ai")
+@pytest.mark.parametrize("fmt", FRAMEWORKS)
+def test_0_22_subagent_port_sees_underlying_tools_and_conforms(tmp_path: Path, fmt: str) -> None:
+    _needs(fmt)
     port = tmp_path / "port"
-    export([NEXT / "subagent.jsonl"], port)
+    export([NEXT / "subagent.jsonl"], port, fmt)
     names = _tool_names(port)
     # the child called todo_list through the bridge: the nested agent has it, no agent has a bridge tool
     assert "todo_list" in names and not names & BRIDGE_TOOL_NAMES
-    # (its suite is not run here: the recorded delegate_task call passes the legacy ``goal`` argument that
-    # 0.22's declared schema (``tasks``) does not hold, which the generated signature rejects: a separate gap)
+    # the recorded delegate_task call passes the legacy ``goal`` that 0.22's declared schema (``tasks``)
+    # does not hold: the signature takes it as an optional parameter, saying why, so the call is accepted
+    agent = (port / "agent.py").read_text(encoding="utf-8")
+    signature = agent[agent.index("async def delegate_task("):agent.index(") -> str:", agent.index("async def delegate_task("))]
+    assert "tasks: list[DelegateTaskTasksItem] | None = None" in signature and "goal: str | None = None" in signature
+    assert "# goal: not in the declared schema, but recorded calls pass it" in agent
+    schemas = json.loads((port / "tool_schemas.json").read_text(encoding="utf-8"))
+    assert "goal" not in schemas["delegate_task"]["parameters"]["properties"]  # the model is told the declared schema
+    failures, drivers = suite_failures(port, fmt)
+    assert failures == [] and [d.case.agent for d in drivers] == ["agent", "subagent"]
 
 
 # ------------------------------------------------------------------ generated: describe, batch

@@ -245,3 +245,30 @@ def test_the_ports_prompt_reader_is_render_and_reads_live_values(tmp_path: Path)
                                                   "date_2": today.strftime("%A, %B %d, %Y"), "path": "/tmp/a1"})
     (tmp_path / "prompts" / "other.md").write_text("no {{variables}} here", encoding="utf-8")
     assert reader("other") == "no {{variables}} here"  # no values file: nothing replaced
+
+
+def test_signature_widened_by_arguments_the_schema_does_not_declare() -> None:
+    """An argument recorded calls pass beyond the declared schema becomes an optional parameter typed from
+    the recorded values, with a comment; a declared one is untouched; a non-identifier goes to **extra."""
+    from replaykit.exporters.port.signatures import tool_signature
+
+    schema = {"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "string"}}}}
+    undeclared = {"goal": {"type": "string"}, "tasks": {"type": "integer"}, "max-depth": {"type": "integer"}}
+    sig = tool_signature("delegate_task", "Delegate.", schema, set(), undeclared)
+    assert sig.signature() == "(tasks: list[str] | None = None, goal: str | None = None, **extra: Any)"
+    assert sig.extra_names == ["max-depth"]
+    assert any(line.startswith("# goal: not in the declared schema") for line in sig.comments())
+    assert "goal: not in the declared schema; recorded calls pass it" in sig.doc()
+    plain = tool_signature("delegate_task", "Delegate.", schema, set())
+    assert plain.signature() == "(tasks: list[str] | None = None)" and plain.comments() == []
+
+
+def test_undeclared_arguments_are_read_from_the_recorded_calls() -> None:
+    from replaykit.core.trace.run import Run
+    from replaykit.exporters.port.spec import AgentSpec
+
+    run = Run.load(Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "0.22" / "subagent.jsonl")
+    spec = AgentSpec.from_runs([run])
+    assert spec.undeclared == {"delegate_task": {"goal": {"type": "string"}}}
+    old = Run.load(Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "subagent.jsonl")
+    assert AgentSpec.from_runs([old]).undeclared == {}  # 0.19 declares goal: nothing to widen
