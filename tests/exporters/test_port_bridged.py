@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,42 @@ def test_0_22_subagent_port_sees_underlying_tools_and_conforms(tmp_path: Path, f
     assert "goal" not in schemas["delegate_task"]["parameters"]["properties"]  # the model is told the declared schema
     failures, drivers = suite_failures(port, fmt)
     assert failures == [] and [d.case.agent for d in drivers] == ["agent", "subagent"]
+    if fmt == "pydantic-ai":  # a live call in 0.22's declared form: the subagent gets each entry's text
+        assert _delegated_task(port, tasks=[{"goal": "Write one todo.", "context": "In /srv/a."}]) == \
+            "Write one todo.\n\nIn /srv/a."
+        assert _delegated_task(port, goal="Legacy goal.") == "Legacy goal."
+
+
+def _delegated_task(port: Path, **arguments: Any) -> str:
+    """The user prompt the port's subagent receives when its delegate_task tool is called with ``arguments``."""
+    import asyncio
+    import importlib.util
+
+    from pydantic_ai.messages import ModelResponse, TextPart, UserPromptPart
+    from pydantic_ai.models.function import FunctionModel
+
+    sys.path.insert(0, str(port))
+    try:
+        spec = importlib.util.spec_from_file_location("port_agent_0_22_under_test", port / "agent.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # as an import registers it (PydanticAI reads the TypedDict's source)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(port))
+        sys.modules.pop("agent_tools", None)
+    seen: list[str] = []
+
+    def answer(messages: list[Any], info: Any) -> ModelResponse:
+        seen.extend(str(p.content) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
+        return ModelResponse(parts=[TextPart(content="done")])
+
+    try:
+        with module.subagent.override(model=FunctionModel(answer)):
+            assert asyncio.run(module.delegate_task(**arguments)) == "done"
+    finally:
+        sys.modules.pop("port_agent_0_22_under_test", None)
+    return seen[0]
 
 
 # ------------------------------------------------------------------ generated: describe, batch

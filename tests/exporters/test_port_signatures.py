@@ -272,3 +272,16 @@ def test_undeclared_arguments_are_read_from_the_recorded_calls() -> None:
     assert spec.undeclared == {"delegate_task": {"goal": {"type": "string"}}}
     old = Run.load(Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "subagent.jsonl")
     assert AgentSpec.from_runs([old]).undeclared == {}  # 0.19 declares goal: nothing to widen
+
+
+def test_task_text_of_a_delegation_call() -> None:
+    """TASK_TEXT (embedded verbatim in a port with a subagent): text arguments, and each task entry's text."""
+    from replaykit.exporters.port.tools_module import TASK_TEXT
+
+    namespace: dict[str, Any] = {"Any": Any}
+    exec(compile(TASK_TEXT, "agent.py", "exec"), namespace)  # the port's own lines
+    task_text = namespace["task_text"]
+    assert task_text("Goal.", None, "") == "Goal."
+    assert task_text([{"goal": "A", "context": "ctx", "images": ["x.png"], "output_schema": {}}, {"goal": "B"}],
+                     None) == "A\n\nctx\n\nB"
+    assert task_text(None, []) == ""

@@ -27,7 +27,7 @@ from replaykit.exporters.port import source as src
 from replaykit.exporters.port.prompt import PROMPT_READER
 from replaykit.exporters.port.signatures import ToolSignature, tool_signature
 from replaykit.exporters.port.spec import AgentSpec
-from replaykit.exporters.port.tools_module import DELEGATE
+from replaykit.exporters.port.tools_module import DELEGATE, TASK_TEXT, task_arguments
 
 #: init_chat_model's provider prefix for the recorded API
 _PROVIDER = {"openai-chat": "openai", "openai-responses": "openai", "anthropic-messages": "anthropic"}
@@ -190,8 +190,9 @@ def build_subagent(
     variables: dict[str, str] | None = None,
     checkpointer: Any = None,
 ) -> Any:
-    """The subagent's compiled graph (``model``: any LangChain chat model; default: SUBAGENT_MODEL;
-    ``variables``: the values of its prompt's template variables, default: prompt_variables)."""
+    """The subagent's compiled graph. ``model``: any LangChain chat model (default: SUBAGENT_MODEL);
+    ``variables``: the values of its prompt's template variables (default:
+    prompt_variables("subagent"))."""
     if model is None:
         model = chat_model(SUBAGENT_MODEL, SUBAGENT_SETTINGS)
 {tools}
@@ -220,9 +221,10 @@ def build_agent(
     variables: dict[str, str] | None = None,
     checkpointer: Any = None,{sub_param}
 ) -> Any:
-    """The agent's compiled graph (``model``: any LangChain chat model; default: MODEL with the recorded
-    settings; ``variables``: the values of the prompt's template variables, default: prompt_variables{sub_doc}).
-    Pass a checkpointer (e.g. InMemorySaver) to keep conversations by thread_id."""
+    """The agent's compiled graph. ``model``: any LangChain chat model (default: MODEL with the
+    recorded settings); ``variables``: the values of the prompt's template variables (default:
+    prompt_variables("system")); a checkpointer (e.g. InMemorySaver) keeps conversations by
+    thread_id.{sub_doc}"""
     if model is None:
         model = chat_model()
 {tools}{delegate}
@@ -283,7 +285,7 @@ def _tools_statement(spec: AgentSpec) -> str:
 
 #: names agent.py defines or imports (a generated function or class must not take one)
 _TAKEN = frozenset({
-    "agent", "subagent", "main", "prompt", "prompt_variables", "tools", "recorded_tool", "chat_model",
+    "agent", "subagent", "main", "task_text", "prompt", "prompt_variables", "tools", "recorded_tool", "chat_model",
     "graph_of", "answer_of", "build_agent", "build_subagent", "TOOLS", "TOOL_SCHEMAS", "MODEL", "SETTINGS",
     "BIND_SETTINGS", "HERE", "RECURSION_LIMIT", "SUBAGENT_MODEL", "SUBAGENT_SETTINGS", "SUBAGENT_BIND_SETTINGS",
     "tool", "json", "os", "sys", "asyncio", "argparse", "date", "Path", "Any", "Literal", "NotRequired",
@@ -312,7 +314,8 @@ def render_agent(spec: AgentSpec, signatures: list[ToolSignature]) -> dict[str, 
             bind=layout.statement("", f"SUBAGENT_BIND_SETTINGS: dict[str, Any] = {_literal_or_none(sub_bind)}"),
             tools=_tools_statement(sub))
         sub_param = "\n    subagent_model: Any = None,"
-        sub_doc = "; ``subagent_model``: the subagent's chat model"
+        sub_doc = "\n    ``subagent_model``: the subagent's chat model."
+        body += TASK_TEXT
         for tool_spec in spec.tools:
             if tool_spec.name not in DELEGATE:
                 continue
@@ -338,11 +341,11 @@ def _delegate(tool_spec: Any, taken: set[str], spec: AgentSpec) -> tuple[str, st
     sig = tool_signature(tool_spec.name, tool_spec.description, tool_spec.parameters, taken,
                          spec.undeclared.get(tool_spec.name))
     text = "".join("\n\n" + cls + "\n" for cls in sig.classes)
-    values = ", ".join(p.name for p in sig.params if p.annotation in ("str", "str | None"))
+    values = ", ".join(task_arguments(sig))
     lines = [layout.statement("    ", f"async def {sig.func}{sig.signature()} -> str:"),
              "        " + src.docstring(sig.doc(), "        "),
              *[f"        {line}" for line in sig.comments()],
-             layout.statement("        ", f'task = "\\n\\n".join(str(value) for value in [{values}] if value)')]
+             layout.statement("        ", f"task = task_text({values})")]
     text += _fill(_DELEGATE_HEAD, func=sig.func, tool_comment=src.comment(tool_spec.name, 60))
     text += "\n".join(lines) + "\n" + _fill(_DELEGATE_BODY, func=sig.func, name=src.py_str(tool_spec.name))
     return text, sig.func

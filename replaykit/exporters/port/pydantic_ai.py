@@ -21,7 +21,7 @@ from replaykit.exporters.port import source as src
 from replaykit.exporters.port.prompt import PROMPT_READER
 from replaykit.exporters.port.signatures import ToolSignature, tool_signature
 from replaykit.exporters.port.spec import AgentSpec
-from replaykit.exporters.port.tools_module import DELEGATE
+from replaykit.exporters.port.tools_module import DELEGATE, TASK_TEXT, task_arguments
 
 #: neutral setting -> PydanticAI ``ModelSettings`` key (the rest goes to ``extra_body``)
 _SETTINGS = {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed",
@@ -163,7 +163,7 @@ if __name__ == "__main__":
 '''
 
 #: names agent.py defines or imports (a generated function or class must not take one)
-_TAKEN = frozenset({"agent", "subagent", "main", "prompt", "prompt_variables", "tools", "recorded_declaration",
+_TAKEN = frozenset({"agent", "subagent", "main", "task_text", "prompt", "prompt_variables", "tools", "recorded_declaration",
                     "agent_system_prompt", "subagent_system_prompt", "date", "replace", "json", "os", "argparse",
                     "Path", "Any", "Literal", "NotRequired", "TypedDict", "TOOLS", "TOOL_SCHEMAS", "MODEL",
                     "SUBAGENT_MODEL", "HERE", "Agent", "ModelSettings", "RunContext", "Tool", "UsageLimits",
@@ -181,6 +181,7 @@ def render_agent(spec: AgentSpec, signatures: list[ToolSignature]) -> dict[str, 
         body += _agent_block(spec.subagent, "subagent", "subagent", "SUBAGENT_MODEL")
     body += _agent_block(spec, "agent", "system", "MODEL")
     if spec.subagent is not None:
+        body += TASK_TEXT
         for tool in spec.tools:
             if tool.name in DELEGATE:
                 body += _delegate(tool, taken, spec)
@@ -198,12 +199,12 @@ def _delegate(tool: Any, taken: set[str], spec: AgentSpec) -> str:
     """The delegation tool: runs the subagent on the task (its text arguments) and returns its answer."""
     sig = tool_signature(tool.name, tool.description, tool.parameters, taken, spec.undeclared.get(tool.name))
     text = "".join("\n\n" + cls + "\n" for cls in sig.classes)
-    values = ", ".join(p.name for p in sig.params if p.annotation in ("str", "str | None"))
+    values = ", ".join(task_arguments(sig))
     lines = [layout.statement("", f"@agent.tool_plain(name={src.py_str(tool.name)}, prepare=recorded_declaration)"),
              layout.statement("", f"async def {sig.func}{sig.signature()} -> str:"),
              "    " + src.docstring(sig.doc()),
              *[f"    {line}" for line in sig.comments()],
-             layout.statement("    ", f'task = "\\n\\n".join(str(value) for value in [{values}] if value)')]
+             layout.statement("    ", f"task = task_text({values})")]
     return text + "\n\n" + "\n".join(lines) + "\n" + _DELEGATE_BODY
 
 

@@ -90,8 +90,7 @@ class ToolSignature:
                  for note in self.fallbacks]
         for p in self.params:
             if p.undeclared:
-                lines.append(f"# {p.name}: not in the declared schema, but recorded calls pass it (an older or "
-                             "looser version of the tool?): optional, so those calls are accepted")
+                lines.append(f"# {p.name}: not in the declared schema, but recorded calls pass it (accepted)")
         return lines
 
 

@@ -32,6 +32,36 @@ HERMES_BUILTINS = frozenset({
 #: delegation tools: the port's nested agent answers them (agent.py), not this module
 DELEGATE = frozenset({"delegate_task"})
 
+#: the subagent's task from a delegation call's arguments, embedded verbatim in both frameworks' agent.py
+#: (a port with a subagent): Hermes 0.19 passes ``goal``/``context`` strings, 0.22 a ``tasks`` list of
+#: entries whose text fields (goal, context) make the task
+TASK_TEXT = '''
+
+def task_text(*values: Any) -> str:
+    """The subagent's task: the delegation call's text arguments and the text fields of each task
+    entry (goal, context, ...), one paragraph each."""
+    parts: list[str] = []
+    for value in values:
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                parts += [str(v) for v in item.values() if isinstance(v, str) and v]
+            elif item:
+                parts.append(str(item))
+    return "\\n\\n".join(parts)
+'''
+
+
+def task_arguments(sig: ToolSignature) -> list[str]:
+    """The parameters of a delegation tool that make the subagent's task: text ones, and lists of task
+    entries (a list of the tool's own TypedDicts)."""
+    classes = {c.split("(")[0].split()[1] if c.startswith("class ") else c.split(" = ")[0] for c in sig.classes}
+    out: list[str] = []
+    for p in sig.params:
+        kind = p.annotation.removesuffix(" | None")
+        if kind == "str" or (kind.startswith("list[") and kind[5:-1] in classes):
+            out.append(p.name)
+    return out
+
 _HEADER = '''"""The tools of this port: one function per tool the recorded agent declared.
 
 Each tool is called with the model's arguments as keyword arguments and returns a str (sent to the model
