@@ -504,3 +504,19 @@ def test_live_run_that_calls_a_stub_says_which_tool_to_port(tmp_path: Path) -> N
         sent = server.llm_requests[1].body["messages"][-1]
     assert proc.returncode == 0 and "Echoed." in proc.stdout
     assert sent["role"] == "tool" and sent["content"] == '{"echo": "HI"}'
+
+
+def test_reexport_removes_a_generated_file_it_no_longer_writes(tmp_path: Path) -> None:
+    """Two runs (a dated prompt: a values file), then one run into the same port: the values file the
+    first export wrote goes (unedited), so a live run does not read a stale value; an edited one stays."""
+    runs = port_runs.write_ops_runs(tmp_path / "runs")
+    port = tmp_path / "port"
+    export(runs, port)
+    values = port / "prompts" / "system.variables.json"
+    assert values.is_file()
+    export(runs[:1], port)
+    assert not values.exists() and (port / "agent.py").is_file()
+    export(runs, port)
+    values.write_text('{"date": "2030-01-01"}', encoding="utf-8")  # the team's edit
+    export(runs[:1], port)
+    assert values.read_text(encoding="utf-8") == '{"date": "2030-01-01"}'
