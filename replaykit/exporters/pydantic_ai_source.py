@@ -267,6 +267,7 @@ def render(run: Run, **_options: Any) -> str:
     from replaykit.engines.pydantic_ai import behaviour
 
     data = build_data(run)
+    _LAST_SUMMARY[:] = [run, _summary(data)]  # what ``summarize`` reports, without a second replay
     text = json.dumps(data, ensure_ascii=True, sort_keys=True)
     taken: set[str] = set()
     funcs = [_identifier(tool["name"], taken) for tool in data["tools"]]
@@ -279,8 +280,18 @@ def render(run: Run, **_options: Any) -> str:
     return source + _FOOTER.replace("@@IMPLEMENTATIONS@@", impl_lines).replace("@@EMBEDDED@@", embedded)
 
 
-def summarize(run: Run, source: str) -> dict[str, Any]:
-    """What ``replaykit export --json`` reports besides path and bytes."""
-    data = build_data(run)
+#: [run, summary] of the last ``render``: ``render_export`` asks for the summary right after rendering,
+#: and building the data replays the whole run
+_LAST_SUMMARY: list[Any] = []
+
+
+def _summary(data: dict[str, Any]) -> dict[str, Any]:
     return {"tools": len(data["tools"]), "llm_calls": len(data["responses"]), "turns": len(data["turns"]),
             "lost": data["lost"]}
+
+
+def summarize(run: Run, source: str) -> dict[str, Any]:
+    """What ``replaykit export --json`` reports besides path and bytes."""
+    if _LAST_SUMMARY and _LAST_SUMMARY[0] is run:
+        return dict(_LAST_SUMMARY[1])
+    return _summary(build_data(run))

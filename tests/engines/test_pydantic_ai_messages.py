@@ -146,3 +146,38 @@ def test_round_trip_property(items: list[tuple[str, str, str]]) -> None:
         messages.append(Message(role=role, parts=parts))  # type: ignore[arg-type]
     history = to_pydantic_ai(messages)
     assert from_pydantic_ai(history.messages, history.residue) == messages
+
+
+@pytest.mark.parametrize("name,run", _all_runs(), ids=[n for n, _ in _all_runs()])
+def test_memoised_conversion_of_a_runs_requests_is_the_plain_one(name: str, run: Run) -> None:
+    """``to_pydantic_ai(request, memo)`` over a run's requests (what ``build_plan`` does, sharing the
+    conversion of their common prefix) gives what converting each request alone gives."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    from replaykit.engines.pydantic_ai.messages import to_pydantic_ai
+
+    def plain(history: object) -> object:
+        dumped = ModelMessagesTypeAdapter.dump_python(history.messages, mode="json")  # type: ignore[attr-defined]
+        return _without_timestamps(dumped)
+
+    memo: dict[object, object] = {}
+    hits = 0
+    for call in run.llm_calls():
+        request = run.request_messages(call)
+        before = len(memo)
+        shared, alone = to_pydantic_ai(request, memo), to_pydantic_ai(request)
+        hits += len(shared.messages) - (len(memo) - before)
+        assert plain(shared) == plain(alone)
+        assert shared.lost == alone.lost
+        assert {k: (v.fingerprint, v.messages, v.reasons) for k, v in shared.residue.items()} == \
+            {k: (v.fingerprint, v.messages, v.reasons) for k, v in alone.residue.items()}
+    if len(run.llm_calls()) > 1:
+        assert hits > 0  # the common prefix was converted once
+
+
+def _without_timestamps(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _without_timestamps(v) for k, v in value.items() if k != "timestamp"}
+    if isinstance(value, list):
+        return [_without_timestamps(v) for v in value]
+    return value

@@ -53,7 +53,8 @@ def set_body(port: Path, tool: str, body: str) -> None:
     """Replace the stub of ``tool`` in agent_tools.py with ``body`` (indented lines), as a user ports it."""
     path = port / "agent_tools.py"
     text = path.read_text(encoding="utf-8")
-    pattern = re.compile(r"    raise NotImplementedError\((['\"])port the " + re.escape(tool) + r" tool.*\n")
+    # the stub's raise, on one line or laid out over three (a long message)
+    pattern = re.compile(r"    raise NotImplementedError\(\s*(['\"])port the " + re.escape(tool) + r" tool.*\n(?:    \)\n)?")
     new, count = pattern.subn(lambda _: body, text)
     assert count == 1, f"no stub for {tool} in {path}"
     path.write_text(new, encoding="utf-8")

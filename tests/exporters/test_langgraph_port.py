@@ -16,7 +16,9 @@ import json
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +66,22 @@ REALWORLD_FILES = [
     ("otel/agentevals-kagent-tempo-batches.json", "otel", True),
 ]
 
+def _import_agent(port: Path) -> Any:
+    """The port's agent.py imported as a module (its directory on sys.path, as `python agent.py` has it)."""
+    import importlib.util
+
+    sys.path.insert(0, str(port))
+    try:
+        spec = importlib.util.spec_from_file_location("lg_port_agent_under_test", port / "agent.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(port))
+        sys.modules.pop("agent_tools", None)
+
+
 def _port(tmp_path: Path, sources: list[Path]) -> Path:
     port = tmp_path / "port"
     export(sources, port, LG)
@@ -108,8 +126,8 @@ def test_agent_is_the_graph_a_langgraph_user_writes(tmp_path: Path) -> None:
                   "ToolNode(tools)", 'add_conditional_edges("model", tools_condition)',
                   "compile(checkpointer=checkpointer)", "SystemMessage(system_prompt)"):
         assert piece in agent, piece
-    assert "SETTINGS: dict[str, Any] = {'max_tokens': 65536}" in agent
-    assert "MODEL = os.environ.get(\"PORT_MODEL\", 'openai:scripted-model')" in agent
+    assert 'SETTINGS: dict[str, Any] = {"max_tokens": 65536}' in agent
+    assert 'MODEL = os.environ.get("PORT_MODEL", "openai:scripted-model")' in agent
     assert "replaykit" not in agent.replace("replaykit export", "")
     assert "python agent.py --model openai:gpt-4o-mini" in (port / "README.md").read_text(encoding="utf-8")
     # the typed tools live in the framework-neutral module (keyword arguments)
@@ -138,12 +156,22 @@ def test_generated_runs_typed_tools_dated_prompt_and_bodies(tmp_path: Path) -> N
     summary = export(runs, port, LG)
     assert summary["variables"] == ["date"] and summary["tools"] == ["create_ticket", "lookup", "archive"]
     agent = (port / "agent.py").read_text(encoding="utf-8")
-    assert "SETTINGS: dict[str, Any] = {'max_tokens': 2048, 'temperature': 0.2}" in agent
-    assert "BIND_SETTINGS: dict[str, Any] = {'parallel_tool_calls': False, 'tool_choice': 'auto'}" in agent
-    assert "def prompt_variables() -> dict[str, str]:" in agent
+    assert 'SETTINGS: dict[str, Any] = {"max_tokens": 2048, "temperature": 0.2}' in agent
+    assert 'BIND_SETTINGS: dict[str, Any] = {"parallel_tool_calls": False, "tool_choice": "auto"}' in agent
+    # the template's values live beside the prompt, read by the one reader every port carries: no
+    # recorded value in the code, and a live run gets today's date
+    assert "2026-12-01" not in agent and "2026-12-05" not in agent
     assert "Login page broken" not in agent and "Docs typo" not in agent  # no recorded data in the code
+    assert json.loads((port / "prompts" / "system.variables.json").read_text(encoding="utf-8")) == {
+        "date": {"today": "%Y-%m-%d"}}
+    module = _import_agent(port)
+    assert module.prompt("system") == ("You are an ops bot. Today is " + date.today().isoformat()
+                                       + ". Work in /srv/ops and keep tickets tidy.")
+    (port / "prompts" / "system.variables.json").write_text('{"date": "2030-01-02"}', encoding="utf-8")
+    assert "Today is 2030-01-02." in module.prompt("system")  # the team edits the value, not the code
+    assert "Today is 2026-12-05." in module.prompt("system", {"date": "2026-12-05"})  # the suite's values
     tools = (port / "agent_tools.py").read_text(encoding="utf-8")
-    assert "priority: Literal['low', 'medium', 'high']" in tools and "def archive(reason: str)" in tools
+    assert 'priority: Literal["low", "medium", "high"]' in tools and "def archive(reason: str)" in tools
 
     failures, drivers = suite_failures(port, LG)
     assert failures == [] and len(drivers) == 3
@@ -167,8 +195,10 @@ def test_agent_code_does_not_grow_with_the_recordings(tmp_path: Path) -> None:
     small, large = tmp_path / "small", tmp_path / "large"
     export(runs[:1], small, LG)
     export(runs, large, LG)
-    sizes = [len((p / "agent.py").read_bytes()) for p in (small, large)]
-    assert abs(sizes[0] - sizes[1]) < 400  # only the prompt's template variable differs
+    # the same agent code for one recording or many: only prompts/ differs (a template and its values)
+    assert (small / "agent.py").read_bytes() == (large / "agent.py").read_bytes()
+    assert not (small / "prompts" / "system.variables.json").exists()
+    assert (large / "prompts" / "system.variables.json").is_file()
 
 
 @pytest.mark.skipif(REALWORLD is None, reason="the real-world corpus is not beside this checkout")
@@ -335,7 +365,7 @@ def test_the_ports_tool_module_serves_play_and_the_standalone_script(tmp_path: P
 
 def test_live_run_without_a_usable_model_is_one_line(tmp_path: Path) -> None:
     port = _port(tmp_path, [FIXTURES / "anthropic_messages.jsonl"])
-    assert "MODEL = os.environ.get(\"PORT_MODEL\", 'anthropic:" in (port / "agent.py").read_text(encoding="utf-8")
+    assert 'MODEL = os.environ.get("PORT_MODEL", "anthropic:' in (port / "agent.py").read_text(encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path)}
     for args in (["--model", "nosuchprovider:x"], ["--model", "openai:m"]):  # unknown provider; no API key
         proc = _live(port, "hi", *args, env=env)

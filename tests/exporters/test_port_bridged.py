@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -137,15 +138,60 @@ def test_0_22_port_correct_body_runs_for_real_wrong_body_fails(tmp_path: Path, f
     assert "tool_call" not in failures[0] and "Traceback" not in failures[0]
 
 
-def test_0_22_subagent_port_sees_underlying_tools(tmp_path: Path) -> None:
-    pytest.importorskip("pydantic_ai")
+@pytest.mark.parametrize("fmt", FRAMEWORKS)
+def test_0_22_subagent_port_sees_underlying_tools_and_conforms(tmp_path: Path, fmt: str) -> None:
+    _needs(fmt)
     port = tmp_path / "port"
-    export([NEXT / "subagent.jsonl"], port)
+    export([NEXT / "subagent.jsonl"], port, fmt)
     names = _tool_names(port)
     # the child called todo_list through the bridge: the nested agent has it, no agent has a bridge tool
     assert "todo_list" in names and not names & BRIDGE_TOOL_NAMES
-    # (its suite is not run here: the recorded delegate_task call passes the legacy ``goal`` argument that
-    # 0.22's declared schema (``tasks``) does not hold, which the generated signature rejects: a separate gap)
+    # the recorded delegate_task call passes the legacy ``goal`` that 0.22's declared schema (``tasks``)
+    # does not hold: the signature takes it as an optional parameter, saying why, so the call is accepted
+    agent = (port / "agent.py").read_text(encoding="utf-8")
+    signature = agent[agent.index("async def delegate_task("):agent.index(") -> str:", agent.index("async def delegate_task("))]
+    assert "tasks: list[DelegateTaskTasksItem] | None = None" in signature and "goal: str | None = None" in signature
+    assert "# goal: not in the declared schema, but recorded calls pass it" in agent
+    schemas = json.loads((port / "tool_schemas.json").read_text(encoding="utf-8"))
+    assert "goal" not in schemas["delegate_task"]["parameters"]["properties"]  # the model is told the declared schema
+    failures, drivers = suite_failures(port, fmt)
+    assert failures == [] and [d.case.agent for d in drivers] == ["agent", "subagent"]
+    if fmt == "pydantic-ai":  # a live call in 0.22's declared form: the subagent gets each entry's text
+        assert _delegated_task(port, tasks=[{"goal": "Write one todo.", "context": "In /srv/a."}]) == \
+            "Write one todo.\n\nIn /srv/a."
+        assert _delegated_task(port, goal="Legacy goal.") == "Legacy goal."
+
+
+def _delegated_task(port: Path, **arguments: Any) -> str:
+    """The user prompt the port's subagent receives when its delegate_task tool is called with ``arguments``."""
+    import asyncio
+    import importlib.util
+
+    from pydantic_ai.messages import ModelResponse, TextPart, UserPromptPart
+    from pydantic_ai.models.function import FunctionModel
+
+    sys.path.insert(0, str(port))
+    try:
+        spec = importlib.util.spec_from_file_location("port_agent_0_22_under_test", port / "agent.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # as an import registers it (PydanticAI reads the TypedDict's source)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(port))
+        sys.modules.pop("agent_tools", None)
+    seen: list[str] = []
+
+    def answer(messages: list[Any], info: Any) -> ModelResponse:
+        seen.extend(str(p.content) for m in messages for p in m.parts if isinstance(p, UserPromptPart))
+        return ModelResponse(parts=[TextPart(content="done")])
+
+    try:
+        with module.subagent.override(model=FunctionModel(answer)):
+            assert asyncio.run(module.delegate_task(**arguments)) == "done"
+    finally:
+        sys.modules.pop("port_agent_0_22_under_test", None)
+    return seen[0]
 
 
 # ------------------------------------------------------------------ generated: describe, batch

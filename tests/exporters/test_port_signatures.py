@@ -11,6 +11,7 @@ import ast
 import inspect
 import sys
 import typing
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -72,7 +73,10 @@ def test_any_tools_give_a_module_that_compiles_and_defines_only_what_it_should(t
     text, signatures = render_tools_module(tools, hermes=False)
     module = _load(text)
     assert set(module.TOOLS) == {t.name for t in tools}
-    expected = {"Any", "Literal", "NotRequired", "TypedDict", "TOOLS"} | {s.func for s in signatures}
+    imported = {alias.name for node in ast.parse(text).body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert "Any" in imported and imported <= {"Any", "Literal", "NotRequired", "TypedDict"}  # only what it uses
+    expected = imported | {"TOOLS"} | {s.func for s in signatures}
     expected |= {c.split("(")[0].split()[1] if c.startswith("class ") else c.split(" = ")[0]
                  for s in signatures for c in s.classes}
     defined = {n for n in vars(module) if not n.startswith("__")}
@@ -82,10 +86,12 @@ def test_any_tools_give_a_module_that_compiles_and_defines_only_what_it_should(t
         assert function.__name__ == sig.func and sig.func.isidentifier()
         hints = typing.get_type_hints(function, include_extras=True)  # every annotation resolves
         assert "return" in hints
-        doc = "".join((function.__doc__ or "").split())
+        def visible(text: str) -> str:  # the docstring keeps every printable character but quotes
+            return "".join(c for c in "".join(text.split()) if c.isprintable() and c not in "\"'?")
+
+        doc = visible(function.__doc__ or "")
         if tool.description and tool.description.strip():
-            first = "".join(tool.description.split())
-            assert first in doc
+            assert visible(tool.description) in doc
         params = inspect.signature(function).parameters
         props = tool.parameters["properties"]
         for name, parameter in params.items():
@@ -127,7 +133,7 @@ def test_typed_signature_of_a_hermes_like_schema() -> None:
                                "blob: Any = None, **extra: Any)")
     assert sig.extra_names == ["class", "file-path"]
     assert any("blob: $ref is not typed" in f for f in sig.fallbacks)
-    assert "Literal['pending', 'in_progress', 'completed', 'cancelled']" in sig.classes[0]
+    assert 'Literal["pending", "in_progress", "completed", "cancelled"]' in sig.classes[0]
     assert "Args:\n    todos: Task items to write.\n    merge: Update by id." in sig.doc()
 
 
@@ -145,7 +151,7 @@ def test_hermes_builtins_bind_opt_in() -> None:
         "command": {"type": "string"}, "timeout": {"type": "integer"}}, "required": ["command"]})]
     text, _ = render_tools_module(tools, hermes=True)
     assert "from hermes_tools import USE_HERMES_TOOLS, hermes_tool" in text
-    assert "return hermes_tool('terminal', {'command': command, 'timeout': timeout})" in text
+    assert 'return hermes_tool("terminal", {"command": command, "timeout": timeout})' in text
     assert "PORT_HERMES_TOOLS=1" in text
 
 
@@ -198,7 +204,8 @@ def test_agent_source_is_safe_for_any_model_prompt_and_settings(model: str, prom
                  and isinstance(node.target, ast.Name)}
     functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
     assert assigned == {"HERE", "MODEL", "TOOL_SCHEMAS", "agent"}
-    assert functions == {"prompt", "recorded_declaration", "tools", "main"}
+    assert functions == {"prompt", "prompt_variables", "recorded_declaration", "tools", "agent_system_prompt",
+                         "main"}
     model_node = next(node for node in tree.body if isinstance(node, ast.Assign)
                       and getattr(node.targets[0], "id", "") == "MODEL")
     assert ast.literal_eval(model_node.value.args[1]) == model_string(spec)  # type: ignore[attr-defined]
@@ -208,3 +215,73 @@ def test_agent_source_is_safe_for_any_model_prompt_and_settings(model: str, prom
 def _no_leftover_modules() -> Any:
     yield
     sys.modules.pop("agent_tools_under_test", None)
+
+
+def test_the_ports_prompt_reader_is_render_and_reads_live_values(tmp_path: Path) -> None:
+    """PROMPT_READER (embedded verbatim in every port's agent.py) fills a template as ``render`` does, and
+    reads the values ``live_values`` writes: today's date in the recorded form, else the first value."""
+    import datetime as dt
+    import json
+
+    from replaykit.exporters.port.prompt import PROMPT_READER, live_values, prompt_template, render
+
+    prompts = ["Today is 2026-12-01 (Tuesday, December 01, 2026) in /tmp/a1 {braces} $x",
+               "Today is 2026-12-05 (Saturday, December 05, 2026) in /tmp/b2 {braces} $x"]
+    template, variables = prompt_template(prompts)
+    assert set(variables) == {"date", "date_2", "path"}
+    values = live_values(variables)
+    assert values == {"date": {"today": "%Y-%m-%d"}, "date_2": {"today": "%A, %B %d, %Y"}, "path": "/tmp/a1"}
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "system.md").write_text(template, encoding="utf-8")
+    (tmp_path / "prompts" / "system.variables.json").write_text(json.dumps(values), encoding="utf-8")
+    namespace: dict[str, Any] = {"HERE": tmp_path, "json": json, "date": dt.date}
+    exec(compile(PROMPT_READER, "agent.py", "exec"), namespace)  # the port's own lines
+    reader = namespace["prompt"]
+    for n, recorded in enumerate(prompts):
+        given = {k: v[n] for k, v in variables.items()}
+        assert reader("system", given) == render(template, given) == recorded
+    today = dt.date.today()
+    assert reader("system") == render(template, {"date": today.isoformat(),
+                                                  "date_2": today.strftime("%A, %B %d, %Y"), "path": "/tmp/a1"})
+    (tmp_path / "prompts" / "other.md").write_text("no {{variables}} here", encoding="utf-8")
+    assert reader("other") == "no {{variables}} here"  # no values file: nothing replaced
+
+
+def test_signature_widened_by_arguments_the_schema_does_not_declare() -> None:
+    """An argument recorded calls pass beyond the declared schema becomes an optional parameter typed from
+    the recorded values, with a comment; a declared one is untouched; a non-identifier goes to **extra."""
+    from replaykit.exporters.port.signatures import tool_signature
+
+    schema = {"type": "object", "properties": {"tasks": {"type": "array", "items": {"type": "string"}}}}
+    undeclared = {"goal": {"type": "string"}, "tasks": {"type": "integer"}, "max-depth": {"type": "integer"}}
+    sig = tool_signature("delegate_task", "Delegate.", schema, set(), undeclared)
+    assert sig.signature() == "(tasks: list[str] | None = None, goal: str | None = None, **extra: Any)"
+    assert sig.extra_names == ["max-depth"]
+    assert any(line.startswith("# goal: not in the declared schema") for line in sig.comments())
+    assert "goal: not in the declared schema; recorded calls pass it" in sig.doc()
+    plain = tool_signature("delegate_task", "Delegate.", schema, set())
+    assert plain.signature() == "(tasks: list[str] | None = None)" and plain.comments() == []
+
+
+def test_undeclared_arguments_are_read_from_the_recorded_calls() -> None:
+    from replaykit.core.trace.run import Run
+    from replaykit.exporters.port.spec import AgentSpec
+
+    run = Run.load(Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "0.22" / "subagent.jsonl")
+    spec = AgentSpec.from_runs([run])
+    assert spec.undeclared == {"delegate_task": {"goal": {"type": "string"}}}
+    old = Run.load(Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "subagent.jsonl")
+    assert AgentSpec.from_runs([old]).undeclared == {}  # 0.19 declares goal: nothing to widen
+
+
+def test_task_text_of_a_delegation_call() -> None:
+    """TASK_TEXT (embedded verbatim in a port with a subagent): text arguments, and each task entry's text."""
+    from replaykit.exporters.port.tools_module import TASK_TEXT
+
+    namespace: dict[str, Any] = {"Any": Any}
+    exec(compile(TASK_TEXT, "agent.py", "exec"), namespace)  # the port's own lines
+    task_text = namespace["task_text"]
+    assert task_text("Goal.", None, "") == "Goal."
+    assert task_text([{"goal": "A", "context": "ctx", "images": ["x.png"], "output_schema": {}}, {"goal": "B"}],
+                     None) == "A\n\nctx\n\nB"
+    assert task_text(None, []) == ""

@@ -151,40 +151,65 @@ def _parse_args(raw: str) -> Any:
 # ------------------------------------------------------------------------------- IR -> PydanticAI
 
 
-def to_pydantic_ai(messages: Sequence[Message]) -> PydanticHistory:
-    """Convert IR messages to a PydanticAI history, keeping what it cannot hold in ``residue``."""
+def to_pydantic_ai(messages: Sequence[Message], memo: dict[Any, Any] | None = None) -> PydanticHistory:
+    """Convert IR messages to a PydanticAI history, keeping what it cannot hold in ``residue``.
+
+    ``memo`` (a dict the caller keeps across calls): reuse the conversion of a message group converted
+    before, at the same position, from the same message objects (and, for tool results, the same tool
+    names): a run's requests share their prefix objects (``Run.request_messages``), so converting every
+    request of a run is linear in its messages instead of quadratic. The PydanticAI messages are then
+    shared between the histories: read them, do not mutate them."""
     compat.require()
-    groups: list[tuple[Any, list[Message], list[str]]] = []
+    groups: list[tuple[Any, list[Message], list[str], Any]] = []
     pending: list[Message] = []
     call_names: dict[str, str] = {}
+
+    def convert(kind: str, originals: list[Message]) -> None:
+        key: Any = None
+        if memo is not None:
+            names = tuple(call_names.get(part.tool_call_id) for m in originals for part in m.tool_results)
+            key = (kind, len(groups), tuple(map(id, originals)), names)
+            hit = memo.get(key)
+            if hit is not None:
+                groups.append(hit[1])
+                return
+        if kind == "request":
+            pai, notes = _request_from_ir(originals, call_names)
+        else:
+            pai, notes = _response_from_ir(originals[0])
+        back = from_pydantic_ai([pai])
+        check = None
+        if back != originals:
+            reasons = notes or ["message layout (how IR messages group into PydanticAI requests)"]
+            check = (Residue(fingerprint(pai), [m.model_copy(deep=True) for m in originals], reasons),
+                     f"PydanticAI message {len(groups)} ({','.join(m.role for m in originals)}): kept on the IR "
+                     f"side: {'; '.join(reasons)}")
+        group = (pai, originals, notes, check)
+        groups.append(group)
+        if memo is not None:
+            memo[key] = (originals, group)  # the originals kept alive: their ids stay theirs
 
     def flush() -> None:
         if not pending:
             return
-        request, notes = _request_from_ir(pending, call_names)
-        groups.append((request, list(pending), notes))
+        convert("request", list(pending))
         pending.clear()
 
     for message in messages:
         if message.role == "assistant":
             flush()
-            response, notes = _response_from_ir(message)
+            convert("response", [message])
             for part in message.tool_calls:
                 call_names[part.id] = part.name
-            groups.append((response, [message], notes))
         else:
             pending.append(message)
     flush()
 
     history = PydanticHistory(messages=[g[0] for g in groups])
-    for index, (pai, originals, notes) in enumerate(groups):
-        back = from_pydantic_ai([pai])
-        if back != originals:
-            reasons = notes or ["message layout (how IR messages group into PydanticAI requests)"]
-            history.residue[index] = Residue(fingerprint(pai), [m.model_copy(deep=True) for m in originals],
-                                             reasons)
-            roles = ",".join(m.role for m in originals)
-            history.lost.append(f"PydanticAI message {index} ({roles}): kept on the IR side: {'; '.join(reasons)}")
+    for index, (_, _, _, check) in enumerate(groups):
+        if check is not None:
+            history.residue[index] = check[0]
+            history.lost.append(check[1])
     return history
 
 

@@ -70,13 +70,14 @@ def build_plan(run: Run) -> Plan:
     calls: list[PlannedCall] = []
     segments: list[Segment] = []
     previous: list[Message] | None = None
+    memo: dict[Any, Any] = {}  # requests share their prefix: each message group is converted once
     for event in run.llm_calls():
         request = run.request_messages(event)
-        history = to_pydantic_ai(request)
+        history = to_pydantic_ai(request, memo)
         continues = False
         new_input = request
         if previous is not None and len(request) >= len(previous) and all(
-                map(same_message, request[: len(previous)], previous)):
+                a is b or same_message(a, b) for a, b in zip(request, previous, strict=False)):
             continues = True
             new_input = request[len(previous):]
         if not calls or not (continues and new_input and _tool_messages(new_input)):

@@ -8,14 +8,19 @@ same slots, a slot whose value differs between runs becomes a variable ``{{date}
 Prompts that differ elsewhere, or that hold ``{{`` themselves, are kept literal (the first run's), with
 no variables: the port then reproduces that run's prompt, and the suite reports the others.
 
-``render(template, values)`` is the one substitution rule; the generated agent carries the same few
-lines (``str.replace`` of ``{{name}}``, never ``str.format``: a prompt is full of braces).
+``render(template, values)`` is the one substitution rule; every port's agent carries the same few
+lines (``PROMPT_READER``, embedded verbatim by both frameworks' templates: ``str.replace`` of
+``{{name}}``, never ``str.format``: a prompt is full of braces), with the values for a live run read from
+``prompts/NAME.variables.json`` (``live_values``: today's date for a date, else the first recording's
+value), so the agent's code holds no recorded value and is the same for one recording or many.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from functools import cache
+from typing import Any
 
 #: slot kinds, tried in this order at each position (the first match wins)
 _KINDS: list[tuple[str, str]] = [
@@ -82,3 +87,52 @@ def render(template: str, values: dict[str, str]) -> str:
     for name, value in values.items():
         template = template.replace("{{" + name + "}}", value)
     return template
+
+
+#: strftime formats a recorded date may be written in (tried in order; the first that writes the value
+#: back exactly wins): a live run then gets today's date in the same form
+_DATE_FORMATS = ("%Y-%m-%d", "%A, %B %d, %Y", "%A %B %d, %Y", "%A, %d %B %Y", "%A %d %B %Y", "%a %b %d %Y")
+
+
+def live_values(variables: dict[str, list[str]]) -> dict[str, Any]:
+    """``prompts/NAME.variables.json``: each template variable's value for a live run of the port, read
+    by ``PROMPT_READER``: ``{"today": FORMAT}`` for a date (today's date, in the recorded form), else the
+    first recording's value (edit the file to change it)."""
+    out: dict[str, Any] = {}
+    for name, values in variables.items():
+        first = values[0] if values else ""
+        out[name] = first
+        for fmt in _DATE_FORMATS:
+            try:
+                if datetime.strptime(first, fmt).strftime(fmt) == first:
+                    out[name] = {"today": fmt}
+                    break
+            except ValueError:
+                continue
+    return out
+
+
+#: the prompt reader of every port's agent.py, embedded verbatim by each framework's template (it
+#: needs ``HERE``, ``json`` and ``date`` from ``datetime``): ``render``'s rule, and ``live_values``'s file
+PROMPT_READER = '''
+
+def prompt(name: str, variables: dict[str, str] | None = None) -> str:
+    """The prompt prompts/NAME.md, its {{variables}} filled in (default: prompt_variables(NAME))."""
+    text = (HERE / "prompts" / f"{name}.md").read_text(encoding="utf-8")
+    values = prompt_variables(name) if variables is None else variables
+    for key, value in values.items():
+        text = text.replace("{{" + key + "}}", value)
+    return text
+
+
+def prompt_variables(name: str) -> dict[str, str]:
+    """The values of the {{variables}} of prompts/NAME.md for a live run, from
+    prompts/NAME.variables.json (none without it; edit it to change them). A value
+    {"today": FORMAT} is today's date in that strftime format."""
+    path = HERE / "prompts" / f"{name}.variables.json"
+    values = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return {
+        key: date.today().strftime(value["today"]) if isinstance(value, dict) else value
+        for key, value in values.items()
+    }
+'''

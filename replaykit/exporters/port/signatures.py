@@ -7,6 +7,11 @@ not ``required``; the functional form when a key is not an identifier); an objec
 -> ``dict[str, value]``; a type list or ``anyOf``/``oneOf`` -> a union; parameters not ``required``
 -> optional with the schema's ``default`` (a JSON scalar) or ``None``.
 
+Widened from the recordings: an argument the recorded calls pass that the declared schema does not
+name (``spec.undeclared_arguments``; e.g. Hermes 0.22's ``delegate_task`` called with its legacy
+``goal``) becomes an optional parameter typed from the recorded values, with a comment saying why, so
+the signature accepts every recorded call.
+
 Fallback (documented in docs/porting.md): what cannot be typed (``$ref``, ``allOf``, ``not``,
 conditionals, float enums, nesting deeper than ``MAX_DEPTH``) becomes ``Any``; a property whose name is
 not a Python identifier or is a keyword goes to ``**extra``. Nothing is dropped: the recorded schema
@@ -23,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from replaykit.exporters.port import layout
 from replaykit.exporters.port import source as src
 
 MAX_DEPTH = 6
@@ -37,6 +43,7 @@ class Param:
     annotation: str
     default: str | None  # Python source of the default, None: required
     description: str
+    undeclared: bool = False  # not in the declared schema: the recorded calls pass it
 
 
 @dataclass
@@ -75,6 +82,16 @@ class ToolSignature:
                 lines.append(f"    {self.extra}: arguments whose names are not Python identifiers: "
                              + ", ".join(self.extra_names))
         return "\n".join(lines)
+
+    def comments(self) -> list[str]:
+        """``# ...`` lines for the function body: what became ``Any``, and the parameters the declared
+        schema does not name."""
+        lines = [f"# untyped (Any): {src.comment(note)}; the recorded schema is in tool_schemas.json"
+                 for note in self.fallbacks]
+        for p in self.params:
+            if p.undeclared:
+                lines.append(f"# {p.name}: not in the declared schema, but recorded calls pass it (accepted)")
+        return lines
 
 
 class _Typer:
@@ -144,7 +161,7 @@ class _Typer:
         out: list[str] = []
         for value in values:
             if value is None or isinstance(value, bool | int | str):
-                out.append(repr(value))
+                out.append(src.py_str(value) if isinstance(value, str) else repr(value))
             else:
                 return self.fallback(where, "an enum of values Literal cannot hold")
         unique = list(dict.fromkeys(out))
@@ -172,12 +189,12 @@ class _Typer:
                 text = sub.get("description") if isinstance(sub, dict) else None
                 if isinstance(text, str) and text.strip():
                     lines.append(f"    # {src.comment(text)}")
-                lines.append(f"    {key}: {annotation}")
+                lines.append(layout.statement("    ", f"{key}: {annotation}"))
             if len(lines) == 1:
                 lines.append("    pass")
         else:  # keys that are not identifiers: the functional form takes any string
             body = ", ".join(f"{src.py_str(k)}: {a}" for k, a in fields)
-            lines = [f"{name} = TypedDict({src.py_str(name)}, {{{body}}})"]
+            lines = [layout.statement("", f"{name} = TypedDict({src.py_str(name)}, {{{body}}})")]
         self.classes.append("\n".join(lines))
         return name
 
@@ -189,8 +206,11 @@ def _union(types: list[str]) -> str:
     return " | ".join(unique) if len(unique) > 1 else unique[0]
 
 
-def tool_signature(name: str, description: str | None, parameters: Any, taken: set[str]) -> ToolSignature:
-    """The typed signature of one tool (``taken``: module-level names already used; updated)."""
+def tool_signature(name: str, description: str | None, parameters: Any, taken: set[str],
+                   undeclared: dict[str, Any] | None = None) -> ToolSignature:
+    """The typed signature of one tool (``taken``: module-level names already used; updated).
+    ``undeclared``: argument -> schema of the arguments recorded calls pass that ``parameters`` does not
+    name (module docstring)."""
     func = src.identifier(name, taken | RESERVED)
     taken.add(func)
     typer = _Typer(name, taken | RESERVED)
@@ -221,6 +241,17 @@ def tool_signature(name: str, description: str | None, parameters: Any, taken: s
             else:
                 default = literal
         params.append(Param(key, annotation, default, text))
+    for key, sub in (undeclared or {}).items():
+        if key in props:
+            continue
+        if not src.is_parameter_name(key):
+            extra_names.append(key)
+            continue
+        annotation = typer.type_of(sub, key)
+        if annotation != "Any" and "None" not in annotation.split(" | "):
+            annotation = f"{annotation} | None"
+        params.append(Param(key, annotation, "None", "not in the declared schema; recorded calls pass it",
+                            undeclared=True))
     extra = None
     if extra_names or (not props and schema.get("additionalProperties") is not False):
         extra = src.identifier("extra", {p.name for p in params} | {"self"}, prefix="extra")

@@ -21,8 +21,22 @@ _NOT_WORD = re.compile(r"[^0-9A-Za-z_]+")
 
 
 def py_str(text: str) -> str:
-    """A Python literal for ``text`` (``repr``: valid for every string, lone surrogates included)."""
-    return repr(str(text))
+    """A Python literal for ``text``, valid for every string (lone surrogates included), quoted as
+    ``ruff format`` quotes it: double quotes unless the text holds more double than single quotes, only
+    the chosen quote and backslashes escaped, non-printable characters as ``repr`` escapes them."""
+    text = str(text)
+    quote = "'" if text.count('"') > text.count("'") else '"'
+    out: list[str] = []
+    for char in text:
+        if char == quote or char == "\\":
+            out.append("\\" + char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(repr(char)[1:-1])
+    return quote + "".join(out) + quote
 
 
 def _plain(text: str) -> bool:
@@ -36,16 +50,27 @@ def _plain(text: str) -> bool:
 
 
 def docstring(text: str, indent: str = "    ") -> str:
-    """A docstring literal for ``text``, indented for a body at ``indent``: triple-quoted and readable
-    when that is safe, else ``repr`` (still a docstring, never code)."""
-    text = text.strip("\n")
-    if _plain(text) and "\\" not in text and '"""' not in text and not text.endswith('"'):
-        lines = text.split("\n")
-        body = "\n".join([lines[0], *[(indent + line) if line.strip() else "" for line in lines[1:]]])
-        if "\n" in text:
-            return f'"""{body}\n{indent}"""'
-        return f'"""{body}"""'
-    return py_str(text)
+    """A docstring literal for ``text``, indented for a body at ``indent``, as ``ruff format`` leaves it:
+    triple-quoted (raw when the text holds a backslash: ruff's D301), each line without trailing
+    whitespace, the lines after the first dedented to the body's indentation. A docstring is
+    documentation (what the model is told is in tool_schemas.json), so what such a literal cannot hold
+    is replaced: a control or line-separator character by "?", a tab by spaces, a triple quote by
+    ``"''``. Never code: the text stays inside one string literal (``check_compiles`` proves it)."""
+    text = "".join(c if c == "\n" or _plain(c) else "?" for c in text.expandtabs(4))
+    lines = [line.rstrip() for line in text.replace('"""', "\"''").strip().split("\n")]
+    rest = [line for line in lines[1:] if line.strip()]
+    common = min((len(line) - len(line.lstrip(" ")) for line in rest), default=0)
+    lines = [lines[0], *[(indent + line[common:]) if line.strip() else "" for line in lines[1:]]]
+    body = "\n".join(lines)
+    if body.startswith('"'):
+        body = " " + body  # as ruff writes it: a quote next to the opening quotes would be read with them
+    prefix = "r" if "\\" in body else ""
+    if len(lines) > 1:
+        return f'{prefix}"""{body}\n{indent}"""'
+    trailing = len(body) - len(body.rstrip("\\"))
+    if not body or (body.endswith('"') and not body.endswith('\\"')) or trailing % 2:
+        body += " "  # ...and next to the closing ones (an odd backslash would escape them)
+    return f'{prefix}"""{body}"""'
 
 
 def comment(text: str, limit: int = 100) -> str:
@@ -91,19 +116,36 @@ def py_literal(value: Any) -> str | None:
     """A Python literal equal to the JSON value ``value``, else None (NaN, infinities, odd types)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if value is None or isinstance(value, bool | int | float | str):
-        text = repr(value)
-    elif isinstance(value, list | dict):
-        try:
-            text = repr(value)
-        except RecursionError:
-            return None
-    else:
+    try:
+        text = _literal_text(value)
+    except (TypeError, RecursionError):
         return None
     try:
         return text if ast.literal_eval(text) == value else None
     except (ValueError, SyntaxError, RecursionError, MemoryError):
         return None
+
+
+def _literal_text(value: Any) -> str:
+    if isinstance(value, str):
+        return py_str(value)
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal_text(k)}: {_literal_text(v)}" for k, v in value.items()) + "}"
+    raise TypeError(type(value).__name__)
+
+
+def typing_imports(body: str) -> tuple[str, str]:
+    """The ``from typing import ...`` line and the ``from typing_extensions import TypedDict`` line ('' when
+    unused) a generated module's ``body`` needs: only the names it uses (``Any`` always). TypedDict comes
+    from typing_extensions: Pydantic needs it on Python 3.11."""
+    names = {node.id for node in ast.walk(ast.parse(body)) if isinstance(node, ast.Name)}
+    used = ["Any"] + [name for name in ("Literal", "NotRequired") if name in names]
+    extensions = "from typing_extensions import TypedDict" if "TypedDict" in names else ""
+    return f"from typing import {', '.join(used)}", extensions
 
 
 def check_compiles(text: str, filename: str) -> None:

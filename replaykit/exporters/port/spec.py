@@ -36,6 +36,7 @@ from replaykit.exporters.port.bridged import (
     port_call,
     port_message,
     port_messages,
+    schema_from_arguments,
     underlying_tools,
 )
 
@@ -104,6 +105,9 @@ class AgentSpec:
     first_prompt: str  # the first user turn of the first run: the default prompt of a live run
     subagent: AgentSpec | None = None
     called: set[str] = field(default_factory=set)  # tools some run called
+    #: tool -> {argument: schema typed from the recorded values}: arguments recorded calls pass that the
+    #: tool's declared schema does not (the signature takes them as optional parameters; see ``undeclared_arguments``)
+    undeclared: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def from_runs(cls, runs: list[Run], children: list[Run] | None = None, name: str = "agent") -> AgentSpec:
@@ -121,11 +125,13 @@ class AgentSpec:
         turns = recorded_turns(first)
         called = {port_call(p, recorded_underlying(r).get(p.id))[0]
                   for r in playable for c in r.llm_calls() for p in c.response.message.tool_calls}
+        tools = merged_tools(playable)
         spec = cls(
-            name=name, system_prompt=template, variables=variables, tools=merged_tools(playable),
+            name=name, system_prompt=template, variables=variables, tools=tools,
             settings=model_settings(call.request.params), model=call.request.model or first.model or "gpt-4o",
             api=call.request.api, provider=first.header.provider, run_ids=[r.run_id for r in playable],
-            first_prompt=turns[0].user if turns else "", called=called)
+            first_prompt=turns[0].user if turns else "", called=called,
+            undeclared=undeclared_arguments(playable, tools))
         if children:
             spec.subagent = cls.from_runs(children, name="subagent")
         return spec
@@ -185,6 +191,39 @@ def merged_tools(runs: list[Run]) -> list[ToolSpec]:
                                                 "recording)", parameters={"type": "object"}), "", run.run_id)
                     tools.append(seen[part.name][0])
     return tools
+
+
+def undeclared_arguments(runs: list[Run], tools: list[ToolSpec]) -> dict[str, dict[str, Any]]:
+    """Arguments the recorded calls pass that the tool's declared schema does not name, per tool, each
+    with a schema typed from its recorded values (``bridged.schema_from_arguments``).
+
+    A recording is what the model really sent: Hermes 0.22's ``delegate_task`` declares ``tasks`` but
+    accepts the legacy ``goal``, and models still send it. A signature typed from the declaration alone
+    would reject the recorded call, so the port's suite would fail as exported; the signature takes
+    such an argument as an optional parameter instead (``signatures.tool_signature``, with a comment).
+    A tool declared without properties already takes any argument (``**extra``) and is left alone."""
+    declared: dict[str, set[str]] = {}
+    for tool in tools:
+        props = tool.parameters.get("properties") if isinstance(tool.parameters, dict) else None
+        if isinstance(props, dict) and props:
+            declared[tool.name] = {str(k) for k in props}
+    passed: dict[str, list[dict[str, Any]]] = {}
+    for run in runs:
+        recorded = recorded_underlying(run)
+        for call in run.llm_calls():
+            for part in call.response.message.tool_calls:
+                name, arguments = port_call(part, recorded.get(part.id))
+                known = declared.get(name)
+                if known is None or not isinstance(arguments, dict):
+                    continue
+                extra = {k: v for k, v in arguments.items() if k not in known}
+                if extra:
+                    passed.setdefault(name, []).append(extra)
+    out: dict[str, dict[str, Any]] = {}
+    for name, calls in passed.items():
+        properties = schema_from_arguments(calls)["properties"]
+        out[name] = {key: properties[key] for key in sorted(properties)}
+    return out
 
 
 def model_settings(params: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,10 @@ the Hermes binding imports.
 
 from __future__ import annotations
 
+from typing import Any
+
 from replaykit.core.trace.ir import ToolSpec
+from replaykit.exporters.port import layout
 from replaykit.exporters.port import source as src
 from replaykit.exporters.port.signatures import ToolSignature, tool_signature
 
@@ -29,6 +32,36 @@ HERMES_BUILTINS = frozenset({
 #: delegation tools: the port's nested agent answers them (agent.py), not this module
 DELEGATE = frozenset({"delegate_task"})
 
+#: the subagent's task from a delegation call's arguments, embedded verbatim in both frameworks' agent.py
+#: (a port with a subagent): Hermes 0.19 passes ``goal``/``context`` strings, 0.22 a ``tasks`` list of
+#: entries whose text fields (goal, context) make the task
+TASK_TEXT = '''
+
+def task_text(*values: Any) -> str:
+    """The subagent's task: the delegation call's text arguments and the text fields of each task
+    entry (goal, context, ...), one paragraph each."""
+    parts: list[str] = []
+    for value in values:
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, dict):
+                parts += [str(v) for v in item.values() if isinstance(v, str) and v]
+            elif item:
+                parts.append(str(item))
+    return "\\n\\n".join(parts)
+'''
+
+
+def task_arguments(sig: ToolSignature) -> list[str]:
+    """The parameters of a delegation tool that make the subagent's task: text ones, and lists of task
+    entries (a list of the tool's own TypedDicts)."""
+    classes = {c.split("(")[0].split()[1] if c.startswith("class ") else c.split(" = ")[0] for c in sig.classes}
+    out: list[str] = []
+    for p in sig.params:
+        kind = p.annotation.removesuffix(" | None")
+        if kind == "str" or (kind.startswith("list[") and kind[5:-1] in classes):
+            out.append(p.name)
+    return out
+
 _HEADER = '''"""The tools of this port: one function per tool the recorded agent declared.
 
 Each tool is called with the model's arguments as keyword arguments and returns a str (sent to the model
@@ -41,10 +74,7 @@ TOOLS maps each tool's recorded name to its function: `replaykit play --tools-mo
 and the standalone script (`python run.py --tools-module agent_tools.py`) call the same functions.
 """
 
-from typing import Any, Literal
-
-from typing_extensions import NotRequired, TypedDict
-{hermes_import}
+{imports}
 '''
 
 _HERMES_NOTE = '''
@@ -54,38 +84,43 @@ port runs on day one; port them one at a time.
 '''
 
 
-def render_tools_module(tools: list[ToolSpec], hermes: bool) -> tuple[str, list[ToolSignature]]:
+def render_tools_module(tools: list[ToolSpec], hermes: bool,
+                        undeclared: dict[str, dict[str, Any]] | None = None) -> tuple[str, list[ToolSignature]]:
     """``agent_tools.py`` for ``tools`` (delegation tools excluded), and the signatures it holds.
-    ``hermes``: bind Hermes's built-in tools (the recording came from Hermes)."""
+    ``hermes``: bind Hermes's built-in tools (the recording came from Hermes); ``undeclared``: the
+    arguments recorded calls pass beyond each tool's schema (``spec.undeclared_arguments``)."""
     taken: set[str] = set()
-    signatures = [tool_signature(t.name, t.description, t.parameters, taken)
+    signatures = [tool_signature(t.name, t.description, t.parameters, taken, (undeclared or {}).get(t.name))
                   for t in tools if t.name not in DELEGATE]
     bound = [s for s in signatures if hermes and s.tool_name in HERMES_BUILTINS]
-    text = _HEADER.format(hermes_note=_HERMES_NOTE if bound else "",
-                          hermes_import="\nfrom hermes_tools import USE_HERMES_TOOLS, hermes_tool\n" if bound else "")
+    body = ""
     for signature in signatures:
         for cls in signature.classes:
-            text += "\n\n" + cls + "\n"
+            body += "\n\n" + cls + "\n"
     for signature in signatures:
-        text += "\n\n" + _function(signature, signature in bound)
+        body += "\n\n" + _function(signature, signature in bound)
     entries = "".join(f"    {src.py_str(s.tool_name)}: {s.func},\n" for s in signatures)
-    text += f"\n\nTOOLS: dict[str, Any] = {{\n{entries}}}\n"
+    body += f"\n\nTOOLS: dict[str, Any] = {{\n{entries}}}\n" if entries else "\n\nTOOLS: dict[str, Any] = {}\n"
+    typing, extensions = src.typing_imports(body)
+    imports = "\n\n".join(line for line in (typing, extensions, "from hermes_tools import USE_HERMES_TOOLS, hermes_tool"
+                                             if bound else "") if line)
+    if not body.lstrip("\n").startswith(("class ", "def ")):  # isort: one blank line before a statement
+        body = body[1:]
+    text = _HEADER.format(hermes_note=_HERMES_NOTE if bound else "", imports=imports) + body
     src.check_compiles(text, "agent_tools.py")
     return text, signatures
 
 
 def _function(sig: ToolSignature, hermes: bool) -> str:
-    lines = [f"def {sig.func}{sig.signature()} -> str:", "    " + src.docstring(sig.doc(), "    ")]
-    for note in sig.fallbacks:
-        lines.append(f"    # untyped (Any): {src.comment(note)}; the recorded schema is in tool_schemas.json")
+    lines = [layout.statement("", f"def {sig.func}{sig.signature()} -> str:"), "    " + src.docstring(sig.doc(), "    ")]
+    lines += [f"    {line}" for line in sig.comments()]
     todo = f"port the {sig.tool_name} tool"
     if hermes:
-        given = ", ".join(f"{src.py_str(p.name)}: {p.name}" for p in sig.params)
-        merged = f"{{{given}}}" + (f" | {sig.extra}" if sig.extra else "")
+        given = [f"{src.py_str(p.name)}: {p.name}" for p in sig.params] + ([f"**{sig.extra}"] if sig.extra else [])
         lines += ["    if USE_HERMES_TOOLS:",
-                  f"        return hermes_tool({src.py_str(sig.tool_name)}, {merged})"]
-        todo += " (or set PORT_HERMES_TOOLS=1 to run Hermes's own implementation)"
-    lines.append(f"    raise NotImplementedError({src.py_str(todo)})")
+                  layout.statement("        ", f"return hermes_tool({src.py_str(sig.tool_name)}, {{{', '.join(given)}}})")]
+        todo += " (or PORT_HERMES_TOOLS=1: Hermes's own)"
+    lines.append(layout.statement("    ", f"raise NotImplementedError({src.py_str(todo)})"))
     return "\n".join(lines) + "\n"
 
 
@@ -115,13 +150,16 @@ def _hermes(module: str) -> Any:
         return sys.modules[module]
     shadow = sys.modules.get("agent")
     if shadow is not None and not hasattr(shadow, "__path__"):
-        del sys.modules["agent"]  # this port's agent.py, imported as `agent`: not Hermes's package
+        # this port's agent.py, imported as `agent`: not Hermes's package
+        del sys.modules["agent"]
     saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise RuntimeError(f"PORT_HERMES_TOOLS=1 needs hermes-agent installed ({exc})") from exc
+        raise RuntimeError(
+            f"PORT_HERMES_TOOLS=1 needs hermes-agent installed ({exc})"
+        ) from exc
     finally:
         sys.path[:] = saved
 
@@ -132,7 +170,8 @@ def hermes_tool(name: str, arguments: dict[str, Any]) -> str:
     if name == "todo":
         todo = _hermes("tools.todo_tool")
         store = _STATE.setdefault("todo", todo.TodoStore())
-        return str(todo.todo_tool(todos=args.get("todos"), merge=bool(args.get("merge", False)), store=store))
+        todos, merge = args.get("todos"), bool(args.get("merge"))
+        return str(todo.todo_tool(todos=todos, merge=merge, store=store))
     if name == "memory":
         memory = _hermes("tools.memory_tool")
         if "memory" not in _STATE:
