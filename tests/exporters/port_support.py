@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,7 +30,11 @@ def suite_failures(port: Path, fmt: str = "pydantic-ai") -> tuple[list[str], lis
     framework = importlib.import_module(f"replaykit.exporters.port.{fmt.replace('-', '_')}")
     failures: list[str] = []
     drivers: list[conformance.TurnDriver] = []
-    saved = list(sys.path)
+    saved, saved_flag = list(sys.path), sys.dont_write_bytecode
+    # A test rewrites agent_tools.py within the second it was last imported, often at the same size: a
+    # cached .pyc (stamped with the source's whole-second mtime and size) would then run the old body.
+    shutil.rmtree(port / "__pycache__", ignore_errors=True)
+    sys.dont_write_bytecode = True
     try:
         for case in conformance.cases(port):
             try:
@@ -38,6 +43,7 @@ def suite_failures(port: Path, fmt: str = "pydantic-ai") -> tuple[list[str], lis
                 failures.append(str(failure))
     finally:
         sys.path[:] = saved
+        sys.dont_write_bytecode = saved_flag
         sys.modules.pop(conformance.TOOLS_MODULE, None)
     return failures, drivers
 

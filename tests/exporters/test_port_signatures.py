@@ -28,7 +28,8 @@ HOSTILE = st.one_of(
     st.text(max_size=40),
     st.sampled_from(['"""', "'''", "\\", "\\u0000", "class", "def", "None", "TOOLS", "Any", "__import__", "1abc",
                      "a-b", "x y", "\u2028", "\ud800", "é", "import os", "\"); import os; (\"", "{{date}}",
-                     "NotRequired", "TypedDict", "Literal", "json", "self", "extra", "__class__", "_", "match"]),
+                     "NotRequired", "TypedDict", "Literal", "json", "self", "extra", "__class__", "_", "match",
+                     "dict", "list", "str", "type", "NotImplementedError"]),
 )
 JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
                         st.text(max_size=20))

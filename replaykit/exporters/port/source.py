@@ -9,6 +9,7 @@ value (``py_literal``). Whole files are compile-checked before they are written 
 from __future__ import annotations
 
 import ast
+import builtins
 import keyword
 import math
 import re
@@ -82,12 +83,17 @@ def comment(text: str, limit: int = 100) -> str:
     return flat[:limit] + ("..." if len(flat) > limit else "")
 
 
+_BUILTINS = frozenset(dir(builtins))
+
+
 def identifier(name: str, taken: set[str], prefix: str = "tool") -> str:
-    """A Python identifier for ``name`` (ASCII, not a keyword, not in ``taken``), added to ``taken``."""
+    """A Python identifier for ``name`` (ASCII, not a keyword nor a builtin, not in ``taken``), added to
+    ``taken``."""
     base = _NOT_WORD.sub("_", name).strip("_")[:60] or prefix
     if base[0].isdigit():
         base = f"{prefix}_{base}"
-    if keyword.iskeyword(base) or keyword.issoftkeyword(base):
+    if keyword.iskeyword(base) or keyword.issoftkeyword(base) or base in _BUILTINS:
+        # a builtin too: a tool named ``dict`` must not hide the ``dict`` the module's annotations use
         base = f"{base}_"
     candidate, n = base, 2
     while candidate in taken:
