@@ -238,22 +238,30 @@ def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) ->
     assert first is not None and (first.step, first.cause) == (1, "edit")
 
 
-@pytest.mark.parametrize("fixture", ["0.22/tools_sequence", "0.22/anthropic_messages", "0.22/retry_500",
-                                     "two_turns"])
+#: every recording of each Hermes version (0.22's with its defaults: Tool Search on, every tool call bridged)
+RECORDINGS = ["0.22/tools_sequence", "0.22/two_turns", "0.22/retry_500", "0.22/subagent", "0.22/subagent.child",
+              "0.22/codex_responses", "0.22/anthropic_messages", "tools_sequence", "two_turns", "retry_500",
+              "codex_responses", "anthropic_messages", "parallel_tools", "subagent", "subagent.child"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", RECORDINGS)
 def test_recordings_of_each_hermes_version_play_offline(tmp_path: Path, fixture: str) -> None:
     """A recording of Hermes 0.19.0 (no Tool Search, ``todo``) and of 0.22 (Tool Search bridge, ``todo_list``,
     a re-issued streamed attempt, an auxiliary title call) plays offline on the installed Hermes, whichever
-    it is: every step served, no request at all, and the played run equal to the record (diff exit 0)."""
+    it is, in the recording's own api mode: every step served, no request at all, and the played run equal
+    to the record (diff exit 0).
+
+    On Hermes 0.19.0 (whose own bridge takes another shape and answers ``tool_call`` before any middleware)
+    a 0.22 Tool Search recording is played unbridged: Tool Search off, each bridged call served as its
+    underlying call. The diff is still equal (bridged calls compare by their underlying call) and its
+    note names the engine's version as the reason the calls went direct."""
     from replaykit.engines.hermes.engine import play
     from tests.adapters.hermes.helpers import hermes_release
 
     path = FIXTURES / f"{fixture}.jsonl"
     if "anthropic" in fixture:
         pytest.importorskip("anthropic")
-    if fixture.startswith("0.22/") and hermes_release() < (0, 22):
-        # NOT DONE: Hermes 0.19.0 dispatches a call named tool_call to its own (unbatched) bridge before
-        # any middleware sees it, so a Tool Search record cannot be served there yet (docs/hermes.md).
-        pytest.skip("a Hermes 0.22 Tool Search recording does not play on Hermes 0.19.0 yet")
     sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
     store = RunStore(sandbox.store)
     source = Run.load(path)
@@ -266,7 +274,24 @@ def test_recordings_of_each_hermes_version_play_offline(tmp_path: Path, fixture:
     assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
     assert counters.served_llm_steps == len(run.llm_calls()) and counters.served_tool_steps == len(run.tool_calls())
     played = store.load(result.run_id)
-    assert played.final_answer == run.final_answer and diff_runs(run, played).equal
+    assert played.final_answer == run.final_answer
+    # The recording's api mode is the play's: Hermes ran in it, and every step went on that API.
+    assert played.meta["api_mode"] == run.meta["api_mode"]
+    assert {c.request.api for c in played.llm_calls()} == {c.request.api for c in run.llm_calls()}
+    bridged = [e for e in run.tool_calls() if e.name == "tool_call"]
+    unbridged = bool(bridged) and hermes_release() < (0, 22)
+    assert bool((played.header.lineage.details or {}).get("unbridged")) == unbridged
+    if unbridged:  # what Hermes 0.19.0 was served and ran: the underlying tools, called directly
+        assert [e.name for e in played.tool_calls()] == [e.underlying.name for e in run.tool_calls() if e.underlying]
+        assert not any(c.name == "tool_call" for e in played.llm_calls() for c in e.response.message.tool_calls)
+    else:  # served exactly as made
+        assert [e.name for e in played.tool_calls()] == [e.name for e in run.tool_calls()]
+    diff = diff_runs(run, played)
+    assert diff.equal, diff.first
+    notes = [n["reason"] for n in diff.notes if n["kind"] == "bridged_calls"]
+    assert notes == ([f"{len(bridged)} tool call(s) made through Tool Search's tool_call, compared as the "
+                      "underlying tool calls (run B is a play on hermes 0.19.0, which cannot take a bridged call "
+                      "as made: it was served each one as its underlying call)"] if unbridged else [])
     done = subprocess.run(
         [sys.executable, "-m", "replaykit", "diff", run.run_id, played.run_id, "--store", str(sandbox.store)],
         capture_output=True, text=True, timeout=120, env=sandbox.env)

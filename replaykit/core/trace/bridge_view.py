@@ -3,7 +3,9 @@ Tool Search ``tool_call``) as the underlying call, and the name on its result as
 
 Kept apart from ``bridge.py``, which is embedded verbatim in generated code and so imports nothing of
 replaykit. Used where a bridged call and its direct equivalent must read alike: a port's view of its
-recordings (``exporters/port``) and ``diff``.
+recordings (``exporters/port``), ``diff``, and a play on an engine that cannot take a bridged call as made
+(``ReplayCursor(unbridge=True)``: Hermes 0.19.0 playing a Hermes 0.22 Tool Search recording), which serves
+each one as its underlying call (``unbridged_response``) and matches requests in that view.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from typing import Any
 
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES, underlying_call
 from replaykit.core.trace.canonical import parsed_arguments
-from replaykit.core.trace.ir import Message, ToolCallEvent, ToolCallPart, ToolResultPart, UnderlyingCall
+from replaykit.core.trace.ir import (
+    LLMResponse,
+    Message,
+    ToolCallEvent,
+    ToolCallPart,
+    ToolResultPart,
+    UnderlyingCall,
+)
 from replaykit.core.trace.run import Run
 
 Recorded = Mapping[str, "UnderlyingCall | None"]
@@ -58,3 +67,20 @@ def underlying_message(message: Message, recorded: Recorded) -> Message:
 
 def underlying_messages(messages: Iterable[Message], recorded: Recorded) -> list[Message]:
     return [underlying_message(m, recorded) for m in messages]
+
+
+def unbridged_response(response: LLMResponse, recorded: Recorded) -> LLMResponse:
+    """``response`` with each bridged tool call rewritten to the underlying call (the response itself
+    when it asks for none): what an engine that cannot bridge is served. The call keeps its id, so the
+    tool step that answers it is found as before; a batch of several calls in one ``tool_call`` has no
+    one underlying call and stays as made."""
+    message = underlying_message(response.message, recorded)
+    return response if message is response.message else response.model_copy(update={"message": message})
+
+
+def unbridged_calls(run: Run) -> int:
+    """How many of ``run``'s model tool calls ``unbridged_response`` rewrites (0: a play that unbridges
+    serves this run exactly as made)."""
+    recorded = recorded_underlying(run)
+    return sum(part_underlying(part, recorded)[0] != part.name
+               for event in run.llm_calls() for part in event.response.message.tool_calls)
