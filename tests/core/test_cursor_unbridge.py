@@ -1,0 +1,134 @@
+"""``ReplayCursor(unbridge=True)``: an engine that cannot take a bridged call as made (Hermes 0.19.0 playing a
+Hermes 0.22 Tool Search recording) is served each bridged call as its underlying call, matched in that view,
+and the new run says so; ``diff`` finds it equal to the record and puts the difference down to the engine.
+
+Driven like an engine without Tool Search would drive it: each request is the record's, with the calls
+the engine was served (the underlying ones) in its history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replaykit.core.analysis.diff import diff_runs
+from replaykit.core.replay.branch import branch
+from replaykit.core.replay.cursor import ReplayCursor
+from replaykit.core.replay.play import PlayOptions, start_play
+from replaykit.core.trace.bridge_view import recorded_underlying, underlying_messages, unbridged_calls
+from replaykit.core.trace.ir import LLMCallEvent, Provenance, RunHeader, ToolCallEvent
+from replaykit.core.trace.recorder import Recorder
+from replaykit.core.trace.run import Run
+from replaykit.core.trace.store import RunStore
+
+NEXT = Path(__file__).resolve().parents[1] / "fixtures" / "hermes" / "0.22"
+
+
+def _play_unbridged(cursor: ReplayCursor, run: Run) -> list[str]:
+    """Drive ``cursor`` through ``run`` as a Hermes without Tool Search would; the tool names it ran."""
+    recorded = recorded_underlying(run)
+    ran: list[str] = []
+    for step in run.steps:
+        event = step.event
+        if isinstance(event, LLMCallEvent):
+            decision = cursor.llm(underlying_messages(run.request_messages(event), recorded))
+            assert decision.action == "serve", decision.reason
+            assert all(c.name != "tool_call" for c in decision.response.message.tool_calls)
+            calls = {c.id: c for c in decision.response.message.tool_calls}
+        else:
+            call = calls[event.call_id]  # the served call keeps the recorded id
+            served = cursor.tool(call.id, call.name, call.arguments)
+            assert served.action == "serve" and served.result == event.result
+            ran.append(call.name)
+    return ran
+
+
+@pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "codex_responses", "anthropic_messages"])
+def test_bridged_calls_are_served_as_their_underlying_calls(name: str) -> None:
+    run = Run.load(NEXT / f"{name}.jsonl")
+    recorder = Recorder(RunHeader(run_id="new", created_at="2026-12-07T00:00:00Z"))
+    cursor = ReplayCursor(run, recorder=recorder, unbridge=True)
+    ran = _play_unbridged(cursor, run)
+    assert ran == [e.underlying.name for e in run.tool_calls()] and "todo_list" in ran
+    assert cursor.counters.desyncs == 0
+    new = Run(recorder.header, list(recorder.events))
+    # the new run holds what the engine did: direct calls, with their underlying arguments
+    assert [(e.name, e.arguments) for e in new.tool_calls()] == \
+        [(e.underlying.name, e.underlying.arguments) for e in run.tool_calls()]
+    assert {s.event.provenance for s in new.steps} == {Provenance.SERVED}
+    assert diff_runs(run, new).equal
+
+
+def test_without_unbridge_the_bridged_calls_are_served_as_made() -> None:
+    run = Run.load(NEXT / "tools_sequence.jsonl")
+    cursor = ReplayCursor(run)
+    first = cursor.llm(run.request_messages(run.llm_calls()[0]))
+    assert [c.name for c in first.response.message.tool_calls] == ["tool_call"]
+    # ... and an engine holding the direct calls desyncs there (its history is not the record's)
+    cursor = ReplayCursor(run)
+    _first = cursor.llm(run.request_messages(run.llm_calls()[0]))
+    recorded = recorded_underlying(run)
+    second = run.llm_calls()[1]
+    assert cursor.tool("call_001", "harness_echo", {"text": "hello replaykit"}).action == "serve"
+    assert cursor.llm(underlying_messages(run.request_messages(second), recorded)).action == "live"
+    assert cursor.counters.desyncs == 1
+
+
+def test_unbridged_engine_holding_bridged_history_desyncs() -> None:
+    """The unbridged view is compared exactly: a request still holding the bridged call is not the one an
+    unbridged engine would send, and desyncs rather than being served."""
+    run = Run.load(NEXT / "tools_sequence.jsonl")
+    cursor = ReplayCursor(run, unbridge=True)
+    first = cursor.llm(run.request_messages(run.llm_calls()[0]))  # no tool call in it yet: served
+    call = first.response.message.tool_calls[0]
+    assert (call.name, call.arguments) == ("harness_echo", {"text": "hello replaykit"})
+    cursor.tool(call.id, call.name, call.arguments)
+    assert cursor.llm(run.request_messages(run.llm_calls()[1])).action == "live"
+    assert cursor.counters.desyncs == 1
+
+
+def test_branch_edit_of_bridged_arguments_is_served_unbridged(tmp_path: Path) -> None:
+    """An argument edit of a bridged call replaces what the recorded underlying call said: the engine is
+    served the edited underlying call."""
+    store = RunStore(tmp_path)
+    source = Run.load(NEXT / "tools_sequence.jsonl")
+    run = store.load(store.write_run(source.header, list(source.events)).stem)
+    edited = {"calls": [{"name": "harness_echo", "arguments": {"text": "edited"}}]}
+    child = branch(store, run, 1, args=json.dumps(edited))
+    cursor = ReplayCursor(child, cut=1, unbridge=True)
+    served = cursor.llm(child.request_messages(child.llm_calls()[0]))
+    assert served.action == "serve"
+    assert [(c.name, c.arguments) for c in served.response.message.tool_calls] == [("harness_echo", {"text": "edited"})]
+
+
+def test_recorded_tool_finds_a_bridged_call_by_its_underlying_call() -> None:
+    run = Run.load(NEXT / "tools_sequence.jsonl")
+    cursor = ReplayCursor(run, cut=0)
+    found = cursor.recorded_tool("harness_echo", {"text": "hello replaykit"})
+    assert isinstance(found, ToolCallEvent) and found.name == "tool_call"
+    assert cursor.recorded_tool("harness_echo", {"text": "another"}) is None
+
+
+def test_play_lineage_and_diff_note_name_the_unbridged_engine(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    source = Run.load(NEXT / "tools_sequence.jsonl")
+    run = store.load(store.write_run(source.header, list(source.events)).stem)
+    assert unbridged_calls(run) == 2
+    session = start_play(run, PlayOptions(store=store, serve_only=True), engine="hermes",
+                         framework_version="0.19.0", unbridge=True)
+    assert session.recorder.header.lineage.details["unbridged"] is True
+    _play_unbridged(session.cursor, run)
+    played = store.load(session.finish(run.final_answer).run_id)
+    result = diff_runs(run, played)
+    assert result.equal
+    assert [n["reason"] for n in result.notes if n["kind"] == "bridged_calls"] == [
+        "2 tool call(s) made through Tool Search's tool_call, compared as the underlying tool calls (run B is a "
+        "play on hermes 0.19.0, which cannot take a bridged call as made: it was served each one as its "
+        "underlying call)"]
+    # A record without a bridged call is played as made: nothing to say in the lineage.
+    plain = Run.load(NEXT.parent / "tools_sequence.jsonl")
+    plain = store.load(store.write_run(plain.header, list(plain.events)).stem)
+    session = start_play(plain, PlayOptions(store=store, serve_only=True), engine="hermes", unbridge=True)
+    assert unbridged_calls(plain) == 0 and "unbridged" not in session.recorder.header.lineage.details
+    session.finish(None)
