@@ -16,7 +16,7 @@ from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.replay.branch import branch
 from replaykit.core.replay.cursor import ReplayCursor
 from replaykit.core.replay.play import PlayOptions, start_play
-from replaykit.core.trace.bridge_view import recorded_underlying, underlying_messages, unbridged_calls
+from replaykit.core.trace.bridge_view import recorded_underlying, unbridged_calls, underlying_messages
 from replaykit.core.trace.ir import LLMCallEvent, Provenance, RunHeader, ToolCallEvent
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
