@@ -297,6 +297,7 @@ def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str, ve
 #: the other recordings of each Hermes version (0.22's with its defaults: Tool Search on, every tool call
 #: bridged); tools_sequence and the other api modes are played by test_every_api_mode_plays_offline_and_branched
 RECORDINGS = ["0.22/two_turns", "0.22/retry_500", "0.22/subagent", "0.22/subagent.child", "0.22/tool_search",
+              "0.22/tool_batch",
               "two_turns", "retry_500", "parallel_tools", "subagent", "subagent.child"]
 
 

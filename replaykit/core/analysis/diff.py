@@ -38,8 +38,8 @@ the tool calls a response asked for, the request messages and the alignment. A 0
 of its port (which calls the tool directly) are equal where the agent did the same; when only one run
 went through the bridge, a ``bridged_calls`` note says so (and, for a play whose engine was served the
 bridged calls unbridged, ``lineage.details.unbridged``, that this is the engine's version, not the
-model). A bridged call whose underlying call cannot be read (a batch of several calls in one
-``tool_call``) is compared as made.
+model). A batch of several tools in one ``tool_call`` reads as one call per tool (Hermes 0.22 runs it
+so); a bridged call whose underlying call cannot be read is compared as made.
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ from replaykit.core.analysis.timeline import describe
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, event_underlying
 from replaykit.core.trace.bridge_view import (
     Recorded,
-    part_underlying,
     recorded_underlying,
     underlying_message,
 )
@@ -167,9 +166,9 @@ class _Bridged:
         return hit[1]
 
     def calls(self, message: Any) -> list[list[Any]]:
-        if not self.active:
-            return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls]
-        return [list(part_underlying(c, self.recorded)) for c in message.tool_calls]
+        # (a batch of several tools in one bridged call reads as one call per tool: bridge_view)
+        view = self.message(message) if self.active else message
+        return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in view.tool_calls]
 
 
 def _calls(message: Any, bridged: _Bridged | None) -> list[list[Any]]:

@@ -358,11 +358,15 @@ class ReplayCursor:
             self.counters.served_tool_steps += 1
             if self.recorder is not None:
                 fallback = _underlying_arguments(event) if self.unbridge else event.arguments
+                given = arguments if arguments is not None else fallback
+                # the call as recorded (a bridged one as made) keeps the tool that ran beside it
+                as_made = name == event.name and serve.arguments_key(given) == serve.arguments_key(event.arguments)
                 self.recorder.tool_call(
-                    call_id, name, arguments if arguments is not None else fallback,
+                    call_id, name, given,
                     raw_arguments=event.raw_arguments if arguments is None and fallback is event.arguments else None,
                     result=event.result, result_blocks=event.result_blocks, status=event.status,
                     error=event.error, provenance=_served(event), duration=0.0,
+                    underlying=event.underlying if as_made else None,
                 )
             return ToolDecision("serve", step, event=event)
 

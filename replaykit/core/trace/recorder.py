@@ -49,6 +49,7 @@ from replaykit.core.trace.ir import (
     ToolSpec,
     TurnEndEvent,
     TurnStartEvent,
+    UnderlyingCall,
 )
 from replaykit.core.trace.run import tool_message_of
 from replaykit.core.trace.store import RunWriter
@@ -451,13 +452,14 @@ class Recorder:
         provenance: Provenance = Provenance.RECORDED,
         corr: Correlation | None = None,
         provider_details: dict[str, Any] | None = None,
+        underlying: UnderlyingCall | None = None,
     ) -> ToolCallEvent:
         with self._lock:
             base = self._base(t, duration, provenance, corr, provider_details)
             event = ToolCallEvent(
                 **base, call_id=call_id, name=name, arguments=arguments, raw_arguments=raw_arguments,
                 result=result, result_blocks=result_blocks, status=status,  # type: ignore[arg-type]
-                error=error, llm_call_id=llm_call_id,
+                error=error, llm_call_id=llm_call_id, underlying=underlying,
             )
             self.emit(event)
         return event
