@@ -16,7 +16,12 @@ from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.replay.branch import branch
 from replaykit.core.replay.cursor import ReplayCursor
 from replaykit.core.replay.play import PlayOptions, start_play
-from replaykit.core.trace.bridge_view import recorded_underlying, unbridged_calls, underlying_messages
+from replaykit.core.trace.bridge_view import (
+    recorded_underlying,
+    unbridged_calls,
+    unbridged_response,
+    underlying_messages,
+)
 from replaykit.core.trace.ir import LLMCallEvent, Provenance, RunHeader, ToolCallEvent
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
@@ -44,20 +49,53 @@ def _play_unbridged(cursor: ReplayCursor, run: Run) -> list[str]:
     return ran
 
 
-@pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "codex_responses", "anthropic_messages"])
+def _ran(event: ToolCallEvent) -> tuple[str, object]:
+    """The tool a recorded step ran: its underlying call, else the call itself (a catalog read, or an
+    entry of a batch Hermes 0.22 ran under an id of its own)."""
+    return (event.underlying.name, event.underlying.arguments) if event.underlying else (event.name, event.arguments)
+
+
+@pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "codex_responses", "anthropic_messages",
+                                  "tool_search", "tool_batch"])
 def test_bridged_calls_are_served_as_their_underlying_calls(name: str) -> None:
     run = Run.load(NEXT / f"{name}.jsonl")
     recorder = Recorder(RunHeader(run_id="new", created_at="2026-12-07T00:00:00Z"))
     cursor = ReplayCursor(run, recorder=recorder, unbridge=True)
     ran = _play_unbridged(cursor, run)
-    assert ran == [e.underlying.name for e in run.tool_calls()] and "todo_list" in ran
+    assert ran == [_ran(e)[0] for e in run.tool_calls()] and "todo_list" in ran
     assert cursor.counters.desyncs == 0
     new = Run(recorder.header, list(recorder.events))
     # the new run holds what the engine did: direct calls, with their underlying arguments
-    assert [(e.name, e.arguments) for e in new.tool_calls()] == \
-        [(e.underlying.name, e.underlying.arguments) for e in run.tool_calls()]
+    assert [(e.name, e.arguments) for e in new.tool_calls()] == [_ran(e) for e in run.tool_calls()]
     assert {s.event.provenance for s in new.steps} == {Provenance.SERVED}
     assert diff_runs(run, new).equal
+
+
+def test_a_batch_is_served_as_one_direct_call_per_tool_under_the_ids_it_ran_with() -> None:
+    """Hermes 0.22 expands ``tool_call({"calls": [a, b]})`` into one bridged call per entry (the first keeps
+    the call's id, the second gets a new one) and runs them: the record's tool steps say which id each ran
+    under, and an engine that cannot bridge is served those calls directly."""
+    run = Run.load(NEXT / "tool_batch.jsonl")
+    recorded = recorded_underlying(run)
+    (batch,) = run.llm_calls()[0].response.message.tool_calls
+    second = run.tool_calls()[1]
+    assert batch.name == "tool_call" and len(batch.arguments["calls"]) == 2
+    assert recorded.batches == {batch.id: [second.call_id]} and second.call_id != batch.id
+    served = unbridged_response(run.llm_calls()[0].response, recorded).message.tool_calls
+    assert [(c.id, c.name) for c in served] == [(batch.id, "harness_echo"), (second.call_id, "todo_list")]
+    assert served[1].arguments == batch.arguments["calls"][1]["arguments"]
+    assert unbridged_calls(run) == 1
+
+
+def test_a_batch_the_record_ran_as_one_call_stays_as_made() -> None:
+    """A batch whose entries the record does not show under ids of their own (one tool step answers it)
+    has no one direct call per tool to serve: it stays as made."""
+    run = Run.load(NEXT / "tool_batch.jsonl")
+    events = [e for e in run.events if not (isinstance(e, ToolCallEvent) and e.name == "todo_list")]
+    cut = Run(run.header, events)
+    assert recorded_underlying(cut).batches == {run.tool_calls()[0].call_id: []}
+    response = cut.llm_calls()[0].response
+    assert unbridged_response(response, recorded_underlying(cut)) is response
 
 
 def test_without_unbridge_the_bridged_calls_are_served_as_made() -> None:

@@ -85,9 +85,14 @@ def _batch_parts(part: ToolCallPart, recorded: Recorded) -> list[ToolCallPart] |
 
 
 def part_underlying(part: ToolCallPart, recorded: Recorded | None = None) -> tuple[str, Any]:
-    """The ``(name, parsed arguments)`` of the tool a tool call part really invokes."""
-    return underlying_call(part.name, parsed_arguments(part.arguments, part.raw_arguments),
-                           recorded=(recorded or {}).get(part.id))
+    """The ``(name, parsed arguments)`` of the tool a tool call part really invokes. A batch of several
+    tools in one bridged call invokes no one tool: it is returned as made (whatever the recorder wrote
+    beside it, which names the first entry; ``underlying_message`` expands the batch where it can)."""
+    arguments = parsed_arguments(part.arguments, part.raw_arguments)
+    entries = bridge_entries(part.name, arguments)
+    if entries is not None and len(entries) > 1:
+        return part.name, arguments
+    return underlying_call(part.name, arguments, recorded=(recorded or {}).get(part.id))
 
 
 def underlying_message(message: Message, recorded: Recorded) -> Message:
