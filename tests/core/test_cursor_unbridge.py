@@ -170,3 +170,29 @@ def test_play_lineage_and_diff_note_name_the_unbridged_engine(tmp_path: Path) ->
     session = start_play(plain, PlayOptions(store=store, serve_only=True), engine="hermes", unbridge=True)
     assert unbridged_calls(plain) == 0 and "unbridged" not in session.recorder.header.lineage.details
     session.finish(None)
+
+
+@pytest.mark.parametrize("unbridge", [False, True])
+def test_a_batch_is_served_as_hermes_expanded_it(unbridge: bool) -> None:
+    """Every engine is served a batch Hermes 0.22 ran entry by entry as that expansion (bridged, or with
+    ``unbridge`` direct), so it asks for both recorded tool steps and its next request is the record's."""
+    run = Run.load(NEXT / "tool_batch.jsonl")
+    recorder = Recorder(RunHeader(run_id="new", created_at="2026-12-07T00:00:00Z"))
+    cursor = ReplayCursor(run, recorder=recorder, unbridge=unbridge)
+    first, second = run.llm_calls()
+    served = cursor.llm(run.request_messages(first)).response.message.tool_calls
+    ids = [e.call_id for e in run.tool_calls()]
+    assert [c.id for c in served] == ids
+    if unbridge:
+        assert [c.name for c in served] == ["harness_echo", "todo_list"]
+    else:  # one bridged call per entry, as Hermes's history holds them
+        assert [(c.name, [e["name"] for e in c.arguments["calls"]]) for c in served] == \
+            [("tool_call", ["harness_echo"]), ("tool_call", ["todo_list"])]
+    for call in served:
+        assert cursor.tool(call.id, call.name, call.arguments).action == "serve"
+    view = underlying_messages(run.request_messages(second), recorded_underlying(run)) if unbridge \
+        else run.request_messages(second)
+    assert cursor.llm(view).action == "serve" and cursor.counters.desyncs == 0
+    new = Run(recorder.header, list(recorder.events))
+    result = diff_runs(run, new)
+    assert result.equal and (result.notes == []) != unbridge

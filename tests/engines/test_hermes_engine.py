@@ -17,6 +17,7 @@ import pytest
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.replay.branch import branch
 from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.bridge_view import recorded_underlying
 from replaykit.core.trace.ir import Provenance
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
@@ -225,7 +226,9 @@ def _check_offline_play(sandbox: HermesSandbox, run: Run, played: Run) -> None:
     assert {c.request.api for c in played.llm_calls()} == {c.request.api for c in run.llm_calls()}
     unbridged = _unbridged_here(run)
     assert bool((played.header.lineage.details or {}).get("unbridged")) == unbridged
+    # the tool steps that ran through the bridge: bridged calls, and the later entries of a batch
     bridged = [e for e in run.tool_calls() if e.name == "tool_call"]
+    bridged += [i for ids in recorded_underlying(run).batches.values() for i in ids]
     if unbridged:  # what Hermes 0.19.0 was served and ran: the underlying tools, called directly
         assert [e.name for e in played.tool_calls()] == [e.underlying.name if e.underlying else e.name
                                                          for e in run.tool_calls()]

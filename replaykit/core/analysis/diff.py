@@ -52,7 +52,6 @@ from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, event_underlying
 from replaykit.core.trace.bridge_view import (
-    Recorded,
     recorded_underlying,
     underlying_message,
 )
@@ -147,9 +146,11 @@ class _Bridged:
     scan of its tool calls."""
 
     def __init__(self, run: Run) -> None:
-        self.recorded: Recorded = recorded_underlying(run)
+        self.recorded = recorded_underlying(run)
+        # (the later entries of a batch ran through the bridge too, under ids of their own)
+        expanded = {call_id for ids in self.recorded.batches.values() for call_id in ids}
         steps = [s.index for s in run.steps if isinstance(s.event, ToolCallEvent)
-                 and event_underlying(s.event)[0] != s.event.name]
+                 and (event_underlying(s.event)[0] != s.event.name or s.event.call_id in expanded)]
         self.count = len(steps)
         self.first = steps[0] if steps else None
         self.active = self.count > 0 or any(c.name == BRIDGE_TOOL_NAME for e in run.llm_calls()

@@ -23,6 +23,11 @@ middleware). Each recorded bridged call is then served as its underlying call (t
 view (``next_request`` gives it too), and tool steps are matched and recorded by the underlying call. The
 new run holds what the engine did (direct calls); ``diff`` compares bridged and direct calls by their
 underlying call and notes the difference.
+
+A batch of several tools in one bridged call that the record shows Hermes 0.22 ran entry by entry (one
+bridged call per entry, the later ones under new ids) is served as that expansion
+(``bridge_view.expanded_response``): what Hermes's history, and so the record's next request, holds, so an
+engine asks for every tool step the record has.
 """
 
 from __future__ import annotations
@@ -35,7 +40,12 @@ from typing import Any, Literal
 
 from replaykit.core.replay import serve
 from replaykit.core.trace.bridge import event_underlying
-from replaykit.core.trace.bridge_view import recorded_underlying, unbridged_response, underlying_messages
+from replaykit.core.trace.bridge_view import (
+    expanded_response,
+    recorded_underlying,
+    unbridged_response,
+    underlying_messages,
+)
 from replaykit.core.trace.canonical import message_units
 from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
@@ -156,7 +166,7 @@ class ReplayCursor:
         # unbridge: the recorded underlying call of each bridged call, by call id (module docstring). A
         # branch's argument edit replaces a call's arguments: its underlying call is read from the edit.
         self.unbridge = unbridge
-        self._underlying = recorded_underlying(record) if unbridge else {}
+        self._underlying = recorded_underlying(record)
         if self.edit is not None and self.edit.target == "args" and self.edit.tool_call_id:
             self._underlying.pop(self.edit.tool_call_id, None)
         self._lock = threading.RLock()
@@ -223,6 +233,8 @@ class ReplayCursor:
             assert rnd is not None
             response = _apply_args_edit(rnd.llm.response, self.edit)
             edited = response is not rnd.llm.response
+            # A batch Hermes 0.22 ran entry by entry is served as the calls it expanded into (bridge_view)
+            response = expanded_response(response, self._underlying)
             if self.unbridge:
                 response = unbridged_response(response, self._underlying)
             self.counters.served_llm_steps += 1

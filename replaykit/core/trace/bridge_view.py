@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from replaykit.core.trace.bridge import BRIDGE_TOOL_NAMES, bridge_entries, event_underlying, underlying_call
+from replaykit.core.trace.bridge import (
+    BRIDGE_TOOL_NAME,
+    BRIDGE_TOOL_NAMES,
+    bridge_entries,
+    event_underlying,
+    underlying_call,
+)
 from replaykit.core.trace.canonical import arguments_key, parsed_arguments
 from replaykit.core.trace.ir import (
     LLMCallEvent,
@@ -130,6 +136,27 @@ def unbridged_response(response: LLMResponse, recorded: Recorded) -> LLMResponse
     record ran them with (``RecordedCalls``)."""
     message = underlying_message(response.message, recorded)
     return response if message is response.message else response.model_copy(update={"message": message})
+
+
+def expanded_response(response: LLMResponse, recorded: Recorded) -> LLMResponse:
+    """``response`` with each batch Hermes ran entry by entry replaced by the bridged calls Hermes 0.22
+    expanded it into (``tool_call({"calls": [entry]})`` per entry, under the ids they ran with:
+    ``RecordedCalls``), as Hermes's own history, and so the record's next request, holds them; the
+    response itself when it holds no such batch. What the cursor serves: an engine then asks for each tool
+    step the record holds, and its history is the record's."""
+    parts: list[Any] = []
+    changed = False
+    for part in response.message.parts:
+        batch = _batch_parts(part, recorded) if isinstance(part, ToolCallPart) else None
+        if batch is None:
+            parts.append(part)
+            continue
+        parts += [call.model_copy(update={"name": BRIDGE_TOOL_NAME, "raw_arguments": None, "arguments": {
+            "calls": [{"name": call.name, "arguments": call.arguments}]}}) for call in batch]
+        changed = True
+    if not changed:
+        return response
+    return response.model_copy(update={"message": response.message.model_copy(update={"parts": parts})})
 
 
 def unbridged_calls(run: Run) -> int:
