@@ -17,6 +17,7 @@ import pytest
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.replay.branch import branch
 from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.bridge import event_underlying
 from replaykit.core.trace.bridge_view import recorded_underlying
 from replaykit.core.trace.ir import Provenance
 from replaykit.core.trace.run import Run
@@ -227,14 +228,16 @@ def _check_offline_play(sandbox: HermesSandbox, run: Run, played: Run) -> None:
     unbridged = _unbridged_here(run)
     assert bool((played.header.lineage.details or {}).get("unbridged")) == unbridged
     # the tool steps that ran through the bridge: bridged calls, and the later entries of a batch
-    bridged = [e for e in run.tool_calls() if e.name == "tool_call"]
-    bridged += [i for ids in recorded_underlying(run).batches.values() for i in ids]
+    expanded = {i for ids in recorded_underlying(run).batches.values() for i in ids}
+    bridged = [e for e in run.tool_calls() if e.name == "tool_call" or e.call_id in expanded]
     if unbridged:  # what Hermes 0.19.0 was served and ran: the underlying tools, called directly
         assert [e.name for e in played.tool_calls()] == [e.underlying.name if e.underlying else e.name
                                                          for e in run.tool_calls()]
         assert not any(c.name == "tool_call" for e in played.llm_calls() for c in e.response.message.tool_calls)
-    else:  # served exactly as made
-        assert [e.name for e in played.tool_calls()] == [e.name for e in run.tool_calls()]
+    else:  # served as made (a batch as Hermes expanded it: the same tools, each through the bridge)
+        assert [event_underlying(e) for e in played.tool_calls()] == [event_underlying(e) for e in run.tool_calls()]
+        assert [e.name for e in played.tool_calls() if e.name != "tool_call"] == \
+            [e.name for e in run.tool_calls() if e not in bridged]
     diff = diff_runs(run, played)
     assert diff.equal, diff.first
     notes = [n["reason"] for n in diff.notes if n["kind"] == "bridged_calls"]
