@@ -61,6 +61,8 @@ def recorded_underlying(run: Run) -> RecordedCalls:
             asked = {c.id for c in calls}
             open_entries = []
             for call in calls:
+                if call.name != BRIDGE_TOOL_NAME:  # (no arguments parsed for any other call)
+                    continue
                 entries = bridge_entries(call.name, parsed_arguments(call.arguments, call.raw_arguments)) or []
                 if len(entries) > 1:
                     out.batches[call.id] = []
@@ -80,6 +82,8 @@ def _batch_parts(part: ToolCallPart, recorded: Recorded) -> list[ToolCallPart] |
     """A batched bridge call as one underlying call per entry, under the ids Hermes ran them with
     (``RecordedCalls.batches``); None for anything else, and for a batch the record does not show run
     entry by entry under ids of their own (it stays as made)."""
+    if part.name != BRIDGE_TOOL_NAME:
+        return None
     entries = bridge_entries(part.name, parsed_arguments(part.arguments, part.raw_arguments))
     if entries is None or len(entries) < 2:
         return None
