@@ -52,7 +52,8 @@ def direct_copy(run: Run, path: Path, change: dict[str, Any] | None = None) -> R
     return Run.load(path)
 
 
-@pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "anthropic_messages", "codex_responses"])
+@pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "anthropic_messages", "codex_responses",
+                                  "tool_search", "tool_batch"])
 def test_bridged_recording_equals_its_direct_play(tmp_path: Path, name: str) -> None:
     recording = Run.load(NEXT / f"{name}.jsonl")
     direct = direct_copy(recording, tmp_path / "direct.jsonl")

@@ -17,6 +17,8 @@ import pytest
 from replaykit.core.analysis.diff import diff_runs
 from replaykit.core.replay.branch import branch
 from replaykit.core.replay.play import PlayOptions
+from replaykit.core.trace.bridge import event_underlying
+from replaykit.core.trace.bridge_view import recorded_underlying
 from replaykit.core.trace.ir import Provenance
 from replaykit.core.trace.run import Run
 from replaykit.core.trace.store import RunStore
@@ -195,21 +197,77 @@ def test_hermes_live_retry_is_counted_and_recorded(recorded: tuple[HermesSandbox
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hermes"
 
 
+def _stored(sandbox: HermesSandbox, fixture: Path) -> Run:
+    store = RunStore(sandbox.store)
+    source = Run.load(fixture)
+    store.write_run(source.header, list(source.events))
+    return store.load(source.run_id)
+
+
+def _unbridged_here(run: Run) -> bool:
+    """Whether a play of ``run`` on the installed Hermes serves its bridged calls unbridged: a Hermes 0.22
+    Tool Search recording on Hermes 0.19.0, whose own bridge cannot take the calls as made."""
+    from tests.adapters.hermes.helpers import hermes_release
+
+    return any(e.name == "tool_call" for e in run.tool_calls()) and hermes_release() < (0, 22)
+
+
+def _offered(body: dict) -> set[str]:
+    """The tool names a request offered, in any of Hermes's api modes."""
+    return {str(t.get("name") or (t.get("function") or {}).get("name")) for t in body.get("tools") or []}
+
+
+def _check_offline_play(sandbox: HermesSandbox, run: Run, played: Run) -> None:
+    """An offline play of ``run`` served every step and equals it: in its api mode, its tool calls as made
+    (or, unbridged, as their underlying calls, which the diff's note puts down to the engine's Hermes
+    version), diff equal and ``replaykit diff`` exit 0."""
+    assert played.final_answer == run.final_answer
+    # The recording's api mode is the play's: Hermes ran in it, and every step went on that API.
+    assert played.meta["api_mode"] == run.meta["api_mode"]
+    assert {c.request.api for c in played.llm_calls()} == {c.request.api for c in run.llm_calls()}
+    unbridged = _unbridged_here(run)
+    assert bool((played.header.lineage.details or {}).get("unbridged")) == unbridged
+    # the tool steps that ran through the bridge: bridged calls, and the later entries of a batch
+    expanded = {i for ids in recorded_underlying(run).batches.values() for i in ids}
+    bridged = [e for e in run.tool_calls() if e.name == "tool_call" or e.call_id in expanded]
+    if unbridged:  # what Hermes 0.19.0 was served and ran: the underlying tools, called directly
+        assert [e.name for e in played.tool_calls()] == [e.underlying.name if e.underlying else e.name
+                                                         for e in run.tool_calls()]
+        assert not any(c.name == "tool_call" for e in played.llm_calls() for c in e.response.message.tool_calls)
+    else:  # served as made (a batch as Hermes expanded it: the same tools, each through the bridge)
+        assert [event_underlying(e) for e in played.tool_calls()] == [event_underlying(e) for e in run.tool_calls()]
+        assert [e.name for e in played.tool_calls() if e.name != "tool_call"] == \
+            [e.name for e in run.tool_calls() if e not in bridged]
+    diff = diff_runs(run, played)
+    assert diff.equal, diff.first
+    notes = [n["reason"] for n in diff.notes if n["kind"] == "bridged_calls"]
+    assert notes == ([f"{len(bridged)} tool call(s) made through Tool Search's tool_call, compared as the "
+                      "underlying tool calls (run B is a play on hermes 0.19.0, which cannot take a bridged call "
+                      "as made: it was served each one as its underlying call)"] if unbridged else [])
+    done = subprocess.run(
+        [sys.executable, "-m", "replaykit", "diff", run.run_id, played.run_id, "--store", str(sandbox.store)],
+        capture_output=True, text=True, timeout=120, env=sandbox.env)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["0.19.0", "0.22"])
 @pytest.mark.parametrize("mode", ["chat_completions", "codex_responses", "anthropic_messages"])
-def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) -> None:
-    """A real Hermes agent in the recording's own api mode: offline (every step served, no endpoint at all)
-    and a branch at the first tool result continued live against the scripted server in that API."""
+def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str, version: str) -> None:
+    """A recording of each Hermes version, played by the installed Hermes in the recording's own api mode:
+    offline (every step served, no endpoint at all) and a branch at the first tool result continued live
+    against the scripted server in that API. A 0.22 recording (Tool Search on) on Hermes 0.19.0 is played
+    unbridged: its history goes to the provider with direct calls, and the bridges are not offered."""
     from replaykit.engines.hermes.engine import play
     from replaykit.testing.scripted_server import hermes_default_policy
 
     if mode == "anthropic_messages":
         pytest.importorskip("anthropic")
-    fixture = FIXTURES / ("tools_sequence.jsonl" if mode == "chat_completions" else f"{mode}.jsonl")
+    folder = FIXTURES if version == "0.19.0" else FIXTURES / version
+    fixture = folder / ("tools_sequence.jsonl" if mode == "chat_completions" else f"{mode}.jsonl")
     sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
     store = RunStore(sandbox.store)
-    source = Run.load(fixture)
-    store.write_run(source.header, list(source.events))
-    run = store.load(source.run_id)
+    run = _stored(sandbox, fixture)
     assert run.meta["api_mode"] == mode
     before = hashlib.sha256(fixture.read_bytes()).hexdigest()
 
@@ -218,8 +276,7 @@ def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) ->
     counters = offline.counters
     assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
     assert counters.served_llm_steps == len(run.llm_calls()) and counters.served_tool_steps == len(run.tool_calls())
-    played = store.load(offline.run_id)
-    assert played.final_answer == run.final_answer and diff_runs(run, played).equal
+    _check_offline_play(sandbox, run, store.load(offline.run_id))
     assert hashlib.sha256(fixture.read_bytes()).hexdigest() == before
 
     child = branch(store, run, 1, result="ECHO: EDITED")
@@ -233,41 +290,43 @@ def test_every_api_mode_plays_offline_and_branched(tmp_path: Path, mode: str) ->
     assert result.counters.served_llm_steps == 1 and result.counters.served_tool_steps == 1
     assert len(bodies) == result.counters.live_llm_steps >= 1
     assert "ECHO: EDITED" in json.dumps(bodies[0])  # the edit reached the provider in that API's shape
+    if _unbridged_here(run):
+        # Hermes 0.19.0 continues with Tool Search off: the served call went out as the direct call it
+        # stood for, and the model is offered the tools themselves, not the bridges.
+        assert "harness_echo" in json.dumps(bodies[0]) and "\"calls\"" not in json.dumps(bodies[0])
+        assert "harness_echo" in _offered(bodies[0]) and not _offered(bodies[0]) & {"tool_call", "tool_search"}
     new = store.load(result.run_id)
     first = diff_runs(run, new).first
     assert first is not None and (first.step, first.cause) == (1, "edit")
 
 
-@pytest.mark.parametrize("fixture", ["0.22/tools_sequence", "0.22/anthropic_messages", "0.22/retry_500",
-                                     "two_turns"])
+#: the other recordings of each Hermes version (0.22's with its defaults: Tool Search on, every tool call
+#: bridged); tools_sequence and the other api modes are played by test_every_api_mode_plays_offline_and_branched
+RECORDINGS = ["0.22/two_turns", "0.22/retry_500", "0.22/subagent", "0.22/subagent.child", "0.22/tool_search",
+              "0.22/tool_batch",
+              "two_turns", "retry_500", "parallel_tools", "subagent", "subagent.child"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", RECORDINGS)
 def test_recordings_of_each_hermes_version_play_offline(tmp_path: Path, fixture: str) -> None:
     """A recording of Hermes 0.19.0 (no Tool Search, ``todo``) and of 0.22 (Tool Search bridge, ``todo_list``,
-    a re-issued streamed attempt, an auxiliary title call) plays offline on the installed Hermes, whichever
-    it is: every step served, no request at all, and the played run equal to the record (diff exit 0)."""
-    from replaykit.engines.hermes.engine import play
-    from tests.adapters.hermes.helpers import hermes_release
+    a re-issued streamed attempt, an auxiliary title call, a subagent) plays offline on the installed Hermes,
+    whichever it is: every step served, no request at all, and the played run equal to the record (diff
+    exit 0).
 
-    path = FIXTURES / f"{fixture}.jsonl"
-    if "anthropic" in fixture:
-        pytest.importorskip("anthropic")
-    if fixture.startswith("0.22/") and hermes_release() < (0, 22):
-        # NOT DONE: Hermes 0.19.0 dispatches a call named tool_call to its own (unbatched) bridge before
-        # any middleware sees it, so a Tool Search record cannot be served there yet (docs/hermes.md).
-        pytest.skip("a Hermes 0.22 Tool Search recording does not play on Hermes 0.19.0 yet")
+    On Hermes 0.19.0 (whose own bridge takes another shape and answers ``tool_call`` before any middleware)
+    a 0.22 Tool Search recording is played unbridged: Tool Search off, each bridged call served as its
+    underlying call. The diff is still equal (bridged calls compare by their underlying call) and its
+    note names the engine's version as the reason the calls went direct."""
+    from replaykit.engines.hermes.engine import play
+
     sandbox = HermesSandbox(tmp_path, plugin="entrypoint")
-    store = RunStore(sandbox.store)
-    source = Run.load(path)
-    store.write_run(source.header, list(source.events))
-    run = store.load(source.run_id)
+    run = _stored(sandbox, FIXTURES / f"{fixture}.jsonl")
     with ScriptedServer(sequence_policy([], "must not be asked")) as srv:
         result = play(run, _options(sandbox, srv.base_url, serve_only=True))
         assert srv.requests == [], [(r.method, r.path) for r in srv.requests]
     counters = result.counters
     assert (counters.provider_calls, counters.tool_executions, counters.desyncs) == (0, 0, 0)
     assert counters.served_llm_steps == len(run.llm_calls()) and counters.served_tool_steps == len(run.tool_calls())
-    played = store.load(result.run_id)
-    assert played.final_answer == run.final_answer and diff_runs(run, played).equal
-    done = subprocess.run(
-        [sys.executable, "-m", "replaykit", "diff", run.run_id, played.run_id, "--store", str(sandbox.store)],
-        capture_output=True, text=True, timeout=120, env=sandbox.env)
-    assert done.returncode == 0, done.stdout + done.stderr
+    _check_offline_play(sandbox, run, RunStore(sandbox.store).load(result.run_id))

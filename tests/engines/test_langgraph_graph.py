@@ -51,6 +51,15 @@ def test_replay_equals_the_original_on_every_fixture(tmp_path: Path) -> None:
         assert served == list(range(len(steps))), run.run_id
 
 
+@pytest.mark.xfail(strict=True, reason="KNOWN GAP: the LangGraph graph serves a Hermes 0.22 batch as made and "
+                   "never asks for the tool steps of its later entries (docs/hermes.md)")
+def test_a_hermes_batch_recording_replays_whole() -> None:
+    (path,) = hermes_traces(batches=True)
+    run = Run.load(path)
+    result = lg.replay(run)
+    assert result.counters["served_tool_steps"] == sum(1 for s in run.steps if s.kind == "tool")
+
+
 def test_graph_is_real_and_ids_are_deterministic(store: RunStore) -> None:
     from langchain_core.messages import AIMessage, ToolMessage
     from langgraph.graph.state import CompiledStateGraph

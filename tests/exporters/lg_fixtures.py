@@ -159,8 +159,16 @@ BUILDERS: dict[str, Callable[[RunStore], str]] = {
 }
 
 
-def hermes_traces() -> list[Path]:
-    """Real Hermes recordings, once they are committed (tests/fixtures/hermes/*.jsonl)."""
+#: KNOWN GAP (docs/hermes.md, "Known gaps"): a Hermes 0.22 batch (``tool_call({"calls": [a, b]})``) ran entry by
+#: entry under ids the model's call does not hold; the LangGraph graph and module serve the call as made, so
+#: they never ask for the later entries' tool steps. Left out of the every-fixture replays, and pinned by a
+#: strict xfail (tests/engines/test_langgraph_graph.py::test_a_hermes_batch_recording_replays_whole).
+BATCH_TRACES = ("tool_batch.jsonl",)
+
+
+def hermes_traces(*, batches: bool = False) -> list[Path]:
+    """Real Hermes recordings, once they are committed (tests/fixtures/hermes/*.jsonl); ``batches``: only
+    the recordings of a bridged batch (``BATCH_TRACES``), else all the others."""
     if not HERMES_FIXTURES.is_dir():
         return []
-    return sorted(HERMES_FIXTURES.rglob("*.jsonl"))
+    return sorted(p for p in HERMES_FIXTURES.rglob("*.jsonl") if (p.name in BATCH_TRACES) == batches)

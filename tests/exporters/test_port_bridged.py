@@ -108,7 +108,7 @@ def test_schema_from_arguments() -> None:
 
 @pytest.mark.parametrize("fmt", FRAMEWORKS)
 @pytest.mark.parametrize("name", ["tools_sequence", "two_turns", "anthropic_messages", "codex_responses",
-                                  "retry_500"])
+                                  "retry_500", "tool_batch"])
 def test_0_22_port_has_underlying_tools_and_conforms(tmp_path: Path, fmt: str, name: str) -> None:
     _needs(fmt)
     port = tmp_path / "port"

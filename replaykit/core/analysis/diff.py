@@ -36,8 +36,10 @@ A bridged call (Hermes 0.22's Tool Search: the model calls ``tool_call`` naming 
 as its underlying call (``core.trace.bridge``, read through ``core.trace.bridge_view``): in tool steps,
 the tool calls a response asked for, the request messages and the alignment. A 0.22 recording and a play
 of its port (which calls the tool directly) are equal where the agent did the same; when only one run
-went through the bridge, a ``bridged_calls`` note says so. A bridged call whose underlying call cannot be
-read (a batch of several calls in one ``tool_call``) is compared as made.
+went through the bridge, a ``bridged_calls`` note says so (and, for a play whose engine was served the
+bridged calls unbridged, ``lineage.details.unbridged``, that this is the engine's version, not the
+model). A batch of several tools in one ``tool_call`` reads as one call per tool (Hermes 0.22 runs it
+so); a bridged call whose underlying call cannot be read is compared as made.
 """
 
 from __future__ import annotations
@@ -50,8 +52,6 @@ from replaykit.core.analysis.message_diff import KeyCache, message_changes
 from replaykit.core.analysis.timeline import describe
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, event_underlying
 from replaykit.core.trace.bridge_view import (
-    Recorded,
-    part_underlying,
     recorded_underlying,
     underlying_message,
 )
@@ -146,9 +146,11 @@ class _Bridged:
     scan of its tool calls."""
 
     def __init__(self, run: Run) -> None:
-        self.recorded: Recorded = recorded_underlying(run)
+        self.recorded = recorded_underlying(run)
+        # (the later entries of a batch ran through the bridge too, under ids of their own)
+        expanded = {call_id for ids in self.recorded.batches.values() for call_id in ids}
         steps = [s.index for s in run.steps if isinstance(s.event, ToolCallEvent)
-                 and event_underlying(s.event)[0] != s.event.name]
+                 and (event_underlying(s.event)[0] != s.event.name or s.event.call_id in expanded)]
         self.count = len(steps)
         self.first = steps[0] if steps else None
         self.active = self.count > 0 or any(c.name == BRIDGE_TOOL_NAME for e in run.llm_calls()
@@ -165,9 +167,9 @@ class _Bridged:
         return hit[1]
 
     def calls(self, message: Any) -> list[list[Any]]:
-        if not self.active:
-            return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in message.tool_calls]
-        return [list(part_underlying(c, self.recorded)) for c in message.tool_calls]
+        # (a batch of several tools in one bridged call reads as one call per tool: bridge_view)
+        view = self.message(message) if self.active else message
+        return [[c.name, parsed_arguments(c.arguments, c.raw_arguments)] for c in view.tool_calls]
 
 
 def _calls(message: Any, bridged: _Bridged | None) -> list[list[Any]]:
@@ -227,6 +229,13 @@ def _same(x: Any, y: Any) -> bool:
         return canonical_json(x) == canonical_json(y)
     except TypeError:
         return bool(x == y)
+
+
+def _unbridged(run: Run) -> bool:
+    """A play whose engine served the record's bridged calls as their underlying calls
+    (``ReplayCursor(unbridge=True)``: Hermes 0.19.0 playing a Hermes 0.22 Tool Search recording)."""
+    lineage = run.header.lineage
+    return lineage is not None and bool((lineage.details or {}).get("unbridged"))
 
 
 def _desync_from(run: Run) -> int | None:
@@ -422,11 +431,16 @@ def diff_runs(a: Run, b: Run, *, edits: list[Edit] | None = None) -> DiffResult:
                                      "reason": getattr(event, "reason", "")})
     bridged = (_Bridged(a), _Bridged(b))
     if bridged[0].count != bridged[1].count:  # one run called through the bridge where the other did not
-        for view, label in zip(bridged, ("a", "b"), strict=True):
+        for view, label, other in ((bridged[0], "a", b), (bridged[1], "b", a)):
             if view.count:
-                result.notes.append({"run": label, "kind": "bridged_calls", "step": view.first,
-                                     "reason": f"{view.count} tool call(s) made through Tool Search's tool_call, "
-                                               "compared as the underlying tool calls"})
+                why = f"{view.count} tool call(s) made through Tool Search's tool_call, compared as the underlying tool calls"
+                if _unbridged(other):  # a version difference, not the model's: say so
+                    engine = other.header.lineage.engine if other.header.lineage else None
+                    version = other.header.source.framework_version
+                    why += (f" (run {'B' if label == 'a' else 'A'} is a play on {engine or 'an engine'}"
+                            f"{' ' + version if version else ''}, which cannot take a bridged call as made: "
+                            "it was served each one as its underlying call)")
+                result.notes.append({"run": label, "kind": "bridged_calls", "step": view.first, "reason": why})
     first_index: int | None = None
     keys = KeyCache()
     pairs = align(a.steps, _align_parallel(a.steps, b.steps), bridged)

@@ -15,6 +15,19 @@ An engine asks the cursor before every LLM call (``cursor.llm``) and every tool 
 The decision itself is ``replaykit.core.replay.serve`` (stdlib-only, embedded verbatim in generated code);
 the cursor adds IR objects, recording and counters. It records every step into the new run (``recorder``), served ones with provenance
 ``served``, and keeps the counters that go into results (``cursor.counters``). Thread-safe.
+
+``unbridge``: the engine cannot take a bridged tool call as made (Hermes 0.19.0 playing a Hermes 0.22
+Tool Search recording: its own bridge takes another shape and answers ``tool_call`` before any
+middleware). Each recorded bridged call is then served as its underlying call (the tool that really ran,
+``core.trace.bridge_view.unbridged_response``, keeping its id), the record's requests are matched in that
+view (``next_request`` gives it too), and tool steps are matched and recorded by the underlying call. The
+new run holds what the engine did (direct calls); ``diff`` compares bridged and direct calls by their
+underlying call and notes the difference.
+
+A batch of several tools in one bridged call that the record shows Hermes 0.22 ran entry by entry (one
+bridged call per entry, the later ones under new ids) is served as that expansion
+(``bridge_view.expanded_response``): what Hermes's history, and so the record's next request, holds, so an
+engine asks for every tool step the record has.
 """
 
 from __future__ import annotations
@@ -26,6 +39,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from replaykit.core.replay import serve
+from replaykit.core.trace.bridge import event_underlying
+from replaykit.core.trace.bridge_view import (
+    expanded_response,
+    recorded_underlying,
+    unbridged_response,
+    underlying_messages,
+)
 from replaykit.core.trace.canonical import message_units
 from replaykit.core.trace.codecs import frames
 from replaykit.core.trace.ir import (
@@ -128,6 +148,7 @@ class ReplayCursor:
         offline: bool = False,
         stream_timing: str = "fast",
         sleep: Callable[[float], Any] = time.sleep,
+        unbridge: bool = False,
     ) -> None:
         self.record = record
         self.stream_timing = frames.check_timing(stream_timing)
@@ -142,6 +163,12 @@ class ReplayCursor:
         self.compare_tools = compare_tools
         self.counters = Counters()
         self.edit: Edit | None = record.header.lineage.edit if record.header.lineage else None
+        # unbridge: the recorded underlying call of each bridged call, by call id (module docstring). A
+        # branch's argument edit replaces a call's arguments: its underlying call is read from the edit.
+        self.unbridge = unbridge
+        self._underlying = recorded_underlying(record)
+        if self.edit is not None and self.edit.target == "args" and self.edit.tool_call_id:
+            self._underlying.pop(self.edit.tool_call_id, None)
         self._lock = threading.RLock()
         steps = ((s.index, None if isinstance(s.event, LLMCallEvent) else s.event.call_id, s.event)
                  for s in record.steps)
@@ -205,11 +232,16 @@ class ReplayCursor:
                 return LLMDecision("live", rnd.llm_step if rnd is not None else None, reason=decision.reason)
             assert rnd is not None
             response = _apply_args_edit(rnd.llm.response, self.edit)
+            edited = response is not rnd.llm.response
+            # A batch Hermes 0.22 ran entry by entry is served as the calls it expanded into (bridge_view)
+            response = expanded_response(response, self._underlying)
+            if self.unbridge:
+                response = unbridged_response(response, self._underlying)
             self.counters.served_llm_steps += 1
             if self.recorder is not None:
                 self.recorder.llm_call(
                     messages, response, tools=tools,
-                    provenance=Provenance.EDITED if response is not rnd.llm.response else _served(rnd.llm),
+                    provenance=Provenance.EDITED if edited else _served(rnd.llm),
                     duration=0.0,
                     **_llm_kw(rnd.llm, record_kw),
                 )
@@ -259,7 +291,7 @@ class ReplayCursor:
             rnd = state.rounds[state.next_round]
             if rnd.llm_step >= self.cut:
                 return None
-            return self.record.request_messages(rnd.llm)
+            return self._view(self.record.request_messages(rnd.llm))
 
     def continues(self, messages: Sequence[Message]) -> bool:
         """True when the record's next request is ``messages`` as they stand: the application called the
@@ -322,7 +354,10 @@ class ReplayCursor:
         """Decide how to answer a tool call: served (matched by ``call_id`` among the calls of the last
         served LLM step, any order; by name and arguments when the id differs) or live."""
         with self._lock:
-            decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
+            if self.unbridge:  # the engine was served the underlying calls: it asks for those
+                decision = self._state.tool(call_id, name, arguments, _underlying_name, _underlying_arguments)
+            else:
+                decision = self._state.tool(call_id, name, arguments, _name_of, _arguments_of)
             if decision.action == "synthetic":  # the record ends before this call's result
                 return ToolDecision("synthetic", None, reason=decision.reason)
             if decision.action == "live":
@@ -334,11 +369,16 @@ class ReplayCursor:
             step, event = decision.step, decision.event
             self.counters.served_tool_steps += 1
             if self.recorder is not None:
+                fallback = _underlying_arguments(event) if self.unbridge else event.arguments
+                given = arguments if arguments is not None else fallback
+                # the call as recorded (a bridged one as made) keeps the tool that ran beside it
+                as_made = name == event.name and serve.arguments_key(given) == serve.arguments_key(event.arguments)
                 self.recorder.tool_call(
-                    call_id, name, arguments if arguments is not None else event.arguments,
-                    raw_arguments=event.raw_arguments if arguments is None else None,
+                    call_id, name, given,
+                    raw_arguments=event.raw_arguments if arguments is None and fallback is event.arguments else None,
                     result=event.result, result_blocks=event.result_blocks, status=event.status,
                     error=event.error, provenance=_served(event), duration=0.0,
+                    underlying=event.underlying if as_made else None,
                 )
             return ToolDecision("serve", step, event=event)
 
@@ -368,7 +408,9 @@ class ReplayCursor:
         with self._lock:
             for run in self.reference:
                 for event in run.tool_calls():
-                    if event.name != name or serve.arguments_key(event.arguments) != wanted or event.result is None:
+                    # a bridged call answers for its underlying call too (a play that unbridges asks for that)
+                    as_made = event.name == name and serve.arguments_key(event.arguments) == wanted
+                    if event.result is None or not (as_made or _underlying_is(event, name, wanted)):
                         continue
                     if event.provenance == Provenance.EDITED:
                         continue
@@ -383,7 +425,11 @@ class ReplayCursor:
     def _expected_fingerprint(self, rnd: serve.Round) -> str:
         event: LLMCallEvent = rnd.llm
         tools = self.record.request_tools(event.request) if self.compare_tools else None
-        return serve.request_fingerprint(self.record.request_messages(event), tools)
+        return serve.request_fingerprint(self._view(self.record.request_messages(event)), tools)
+
+    def _view(self, messages: list[Message]) -> list[Message]:
+        """Recorded messages as the engine holds them: with each bridged call unbridged (``unbridge``)."""
+        return underlying_messages(messages, self._underlying) if self.unbridge else messages
 
     def _desync(self, step: int, reason: str, expected: str | None, actual: str | None) -> None:
         self.counters.desyncs += 1
@@ -460,6 +506,21 @@ def _name_of(event: ToolCallEvent) -> str:
 
 def _arguments_of(event: ToolCallEvent) -> Any:
     return event.arguments
+
+
+def _underlying_name(event: ToolCallEvent) -> str:
+    return event_underlying(event)[0]
+
+
+def _underlying_arguments(event: ToolCallEvent) -> Any:
+    name, arguments = event_underlying(event)
+    return event.arguments if name == event.name else arguments
+
+
+def _underlying_is(event: ToolCallEvent, name: str, wanted: str) -> bool:
+    target, arguments = event_underlying(event)
+    return target != event.name and target == name and serve.arguments_key(arguments) == wanted
+
 
 
 def _llm_kw(event: LLMCallEvent, overrides: dict[str, Any]) -> dict[str, Any]:

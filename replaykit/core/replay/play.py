@@ -16,6 +16,7 @@ from typing import Any
 
 from replaykit.core.errors import BadInput, RunNotFound
 from replaykit.core.replay.cursor import Counters, ReplayCursor, play_cut
+from replaykit.core.trace.bridge_view import unbridged_calls
 from replaykit.core.trace.ir import Lineage, Provenance, Source
 from replaykit.core.trace.recorder import Recorder
 from replaykit.core.trace.run import Run
@@ -211,8 +212,12 @@ def _provider(options: PlayOptions, base_url: str) -> str:
     return (wire.price_provider or "openai-compatible") if native else "openai-compatible"
 
 
-def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None) -> PlaySession:
-    """Create the new run (lineage ``play`` of ``run``) and the cursor that serves its prefix."""
+def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version: str | None = None,
+               unbridge: bool = False) -> PlaySession:
+    """Create the new run (lineage ``play`` of ``run``) and the cursor that serves its prefix.
+    ``unbridge``: the engine cannot take a bridged tool call as made; each is served as its underlying
+    call (``ReplayCursor``), and where the record holds one the new run's lineage says so
+    (``details.unbridged``)."""
     cut = len(run.steps) if options.serve_only else play_cut(run) if options.cut is None else options.cut
     if not 0 <= cut <= len(run.steps):
         raise BadInput(f"cut {cut} out of range: run {run.run_id} has steps 0..{len(run.steps) - 1}")
@@ -224,6 +229,8 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
         details["api"] = wire_api
     if options.serve_only:
         details["offline"] = True
+    if unbridge and unbridged_calls(run):
+        details["unbridged"] = True
     details.update(options.lineage_details)
     header = run.header.model_copy(update={
         "run_id": options.run_id or new_run_id(f"play-{engine}"),
@@ -241,5 +248,5 @@ def start_play(run: Run, options: PlayOptions, *, engine: str, framework_version
     recorder = Recorder(header, writer)
     cursor = ReplayCursor(run, cut=None if options.serve_only else cut, recorder=recorder,
                           reference=lineage_chain(options.store, run), offline=options.offline,
-                          stream_timing=options.stream_timing)
+                          stream_timing=options.stream_timing, unbridge=unbridge)
     return PlaySession(run=run, options=options, engine=engine, cursor=cursor, recorder=recorder)

@@ -70,20 +70,43 @@ def _bridge_json(value: Any) -> Any:
     return value
 
 
-def _bridge_entry(arguments: Any) -> tuple[str, Any] | None:
+def bridge_entries(name: str, arguments: Any) -> list[tuple[str, Any]] | None:
+    """Every ``(name, arguments)`` a call of :data:`BRIDGE_TOOL_NAME` names, in order (a batch
+    ``{"calls": [a, b, ...]}`` names several; Hermes 0.22 expands it into one bridged call per entry before
+    running them, the first keeping the call's id). None for another tool or a malformed bridge call (an
+    entry without a name, or naming a bridge tool)."""
+    if name != BRIDGE_TOOL_NAME:
+        return None
     args = _bridge_json(arguments)
     if not isinstance(args, Mapping):
         return None
     calls = _bridge_json(args["calls"]) if "calls" in args else [args]
     if isinstance(calls, Mapping):
         calls = [calls]
-    if not isinstance(calls, list) or len(calls) != 1 or not isinstance(calls[0], Mapping):
+    if not isinstance(calls, list) or not calls:
         return None
-    target = str(calls[0].get("name") or "").strip()
+    out: list[tuple[str, Any]] = []
+    for call in calls:
+        entry = _entry(call)
+        if entry is None:
+            return None
+        out.append(entry)
+    return out
+
+
+def _entry(call: Any) -> tuple[str, Any] | None:
+    if not isinstance(call, Mapping):
+        return None
+    target = str(call.get("name") or "").strip()
     if not target or target in BRIDGE_TOOL_NAMES:
         return None
-    inner = calls[0].get("arguments")
+    inner = call.get("arguments")
     if inner is None or (isinstance(inner, str) and not inner.strip()):
         return target, {}
     parsed = _bridge_json(inner)
     return target, parsed if parsed is not None else inner
+
+
+def _bridge_entry(arguments: Any) -> tuple[str, Any] | None:
+    entries = bridge_entries(BRIDGE_TOOL_NAME, arguments)
+    return entries[0] if entries is not None and len(entries) == 1 else None

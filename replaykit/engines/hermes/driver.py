@@ -22,6 +22,7 @@ from replaykit.core.replay.play import PlayOptions, PlaySession, start_play
 from replaykit.core.replay.resilience import classify
 from replaykit.core.replay.tool_ladder import unavailable_text
 from replaykit.core.trace.bridge import BRIDGE_TOOL_NAME, BRIDGE_TOOL_NAMES, event_underlying
+from replaykit.core.trace.bridge_view import recorded_underlying, unbridged_response
 from replaykit.core.trace.codecs import decode_request, encode_request
 from replaykit.core.trace.ir import LLMResponse, Message, Provenance, TextPart, ToolSpec
 from replaykit.core.trace.recorder import Recorder
@@ -304,11 +305,27 @@ def _sends_media(run: Run) -> bool:
                for part in message.parts)
 
 
-def register_stand_ins(run: Run, native_bridge: bool = False) -> list[str]:
+def served_call_names(run: Run, unbridge: bool) -> list[str]:
+    """The names of the tool calls a play of ``run`` hands Hermes, in first-call order: the calls as the
+    model made them and, for bridged ones, the underlying tool (which a Hermes that bridges runs); with
+    ``unbridge``, the calls as the cursor serves them (``unbridged_response``: each bridged call as its
+    underlying call, a batch of several as made)."""
+    if not unbridge:
+        return list(dict.fromkeys(name for event in run.tool_calls()
+                                  for name in (event.name, event_underlying(event)[0])))
+    recorded = recorded_underlying(run)
+    names = [call.name for event in run.llm_calls()
+             for call in unbridged_response(event.response, recorded).message.tool_calls]
+    return list(dict.fromkeys([*names, *(event_underlying(e)[0] for e in run.tool_calls())]))
+
+
+def register_stand_ins(run: Run, native_bridge: bool = False, *, unbridge: bool = False) -> list[str]:
     """Register every tool the recording declared or called that this Hermes lacks (a harness's or another framework's
     tools) under ``STAND_IN_TOOLSET``, so Hermes offers it and routes its calls through the
     ``tool_execution`` middleware, where the ladder answers them with no real implementation (served, else
-    a recorded stand-in, else "not available"). The handler itself is never reached through the middleware."""
+    a recorded stand-in, else "not available"). The handler itself is never reached through the middleware.
+    ``unbridge``: the play serves bridged calls as their underlying calls, so the bridge tools get a stand-in
+    only where a recorded call still names one (``tool_search``, ``tool_describe``, a batch of several)."""
     from tools.registry import registry
 
     calls = run.llm_calls()
@@ -317,8 +334,10 @@ def register_stand_ins(run: Run, native_bridge: bool = False) -> list[str]:
     # a call of a tool it does not know before any middleware sees it, so it gets a stand-in too.
     # A Tool Search record (Hermes 0.22) declares the bridges, not the deferred tools it called through
     # them: those (the underlying tools) need a stand-in too when this Hermes lacks them.
+    called = served_call_names(run, unbridge)
+    if unbridge:
+        specs = [spec for spec in specs if spec.name not in BRIDGE_TOOL_NAMES or spec.name in called]
     declared = {spec.name for spec in specs}
-    called = [name for event in run.tool_calls() for name in (event.name, event_underlying(event)[0])]
     for name in dict.fromkeys(called):
         if name not in declared:
             specs.append(ToolSpec(name=name))
@@ -438,9 +457,10 @@ def block_endpoint_probes(base_url: str | None) -> None:
 
 def speaks_recorded_bridge() -> bool:
     """Whether this Hermes's Tool Search bridge takes the batched ``{"calls": [...]}`` arguments Hermes 0.22
-    records (0.19.0 has a bridge too, off by default, that takes only ``{"name", "arguments"}``). When it
-    does not, a bridged record is played with Tool Search off and the bridges as recorded stand-ins: the
-    served ``tool_call`` is answered through the middleware like any recorded tool."""
+    records (0.19.0 has a bridge too, off by default, that takes only ``{"name", "arguments"}`` and answers
+    a bridge call itself before any middleware). When it does not, a bridged record is played with Tool
+    Search off and unbridged (``run``): each recorded bridged call is served as its underlying call, the
+    tool that really ran, which this Hermes runs (or the ladder serves) like any direct call."""
     import importlib.util
 
     try:
@@ -449,9 +469,26 @@ def speaks_recorded_bridge() -> bool:
         return False
 
 
+def answer_bridge_names_through_middleware() -> None:
+    """In this play's process only: a call named ``tool_search``, ``tool_describe`` or ``tool_call`` goes
+    to the registry (the recorded stand-in) and so through the ``tool_execution`` middleware, where it is
+    served as recorded, instead of to Hermes 0.19.0's own bridge, which answers it before any middleware
+    (``model_tools.handle_function_call``). Only an unbridged play needs it (Tool Search is off there):
+    the catalog reads and a batch of several calls, which have no one underlying call, stay as made."""
+    try:
+        from tools import tool_search
+    except ImportError:
+        return
+    if callable(getattr(tool_search, "is_bridge_tool", None)):
+        tool_search.is_bridge_tool = lambda _name: False
+
+
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     overlay = dict(spec.get("config_overlay") or {})
-    native_bridge = spec.get("tool_search") == "on" and speaks_recorded_bridge()
+    bridged = spec.get("tool_search") == "on"
+    native_bridge = bridged and speaks_recorded_bridge()
+    # A Hermes whose bridge cannot take the recorded calls plays them unbridged (speaks_recorded_bridge).
+    unbridge = bridged and not native_bridge
     overlay["tools"] = {"tool_search": {"enabled": "on" if native_bridge else "off"}}
     if spec.get("overlay_dir"):
         overlay_hermes_home(overlay, spec["overlay_dir"])
@@ -468,11 +505,15 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         max_iterations=int(spec.get("max_iterations") or 50), run_id=spec.get("run_id"),
         stream_timing=str(spec.get("stream_timing") or "fast"),
     )
-    session = start_play(source, options, engine="hermes", framework_version=hermes_version)
+    session = start_play(source, options, engine="hermes", framework_version=hermes_version, unbridge=unbridge)
     cursor = session.cursor
+    # What this play's Hermes ran with: the record's api mode (or --api's), Tool Search as set above.
+    session.recorder.meta({"api_mode": spec["api_mode"], "tool_search": "on" if native_bridge else "off"})
     api = wire.API_OF_MODE[spec["api_mode"]]
     toolsets = list(spec["toolsets"])
-    stand_ins = register_stand_ins(source, native_bridge)
+    stand_ins = register_stand_ins(source, native_bridge, unbridge=unbridge)
+    if unbridge:
+        answer_bridge_names_through_middleware()
     if stand_ins:
         toolsets.append(STAND_IN_TOOLSET)
     has_request, system = _recorded_system(source)

@@ -33,6 +33,7 @@ from replaykit.core.trace.bridge_view import (
     underlying_message,
     underlying_messages,
 )
+from replaykit.core.trace.canonical import parsed_arguments
 from replaykit.core.trace.ir import (
     ToolCallEvent,
     ToolCallPart,
@@ -74,13 +75,14 @@ def underlying_tools(runs: list[Run], declared: dict[str, ToolSpec]) -> tuple[li
             if isinstance(event, ToolCallEvent) and event.name == "tool_describe" and event.result:
                 described.update(_described(event.result))
         for call in run.llm_calls():
-            for part in call.response.message.tool_calls:
-                name, arguments = port_call(part, recorded.get(part.id))
-                if name == part.name:
-                    if name in BRIDGE_TOOL_NAMES:
-                        still_bridged.add(name)
+            made = {id(part) for part in call.response.message.parts}
+            # the calls as the port sees them (a batch Hermes ran entry by entry: one call per tool)
+            for part in port_message(call.response.message, recorded).tool_calls:
+                if id(part) in made:  # not bridged: a direct call, or a bridge call served as made
+                    if part.name in BRIDGE_TOOL_NAMES:
+                        still_bridged.add(part.name)
                     continue
-                calls.setdefault(name, []).append(arguments)
+                calls.setdefault(part.name, []).append(parsed_arguments(part.arguments, part.raw_arguments))
     out: list[ToolSpec] = []
     for name, arguments in calls.items():
         if name in declared:
