@@ -357,6 +357,21 @@ def register_stand_ins(run: Run, native_bridge: bool = False, *, unbridge: bool 
     return added
 
 
+def own_toolsets(run: Run, unbridge: bool = False) -> list[str]:
+    """The toolsets of this Hermes's own tools that ``run`` declared or called, in first-use order."""
+    from tools.registry import registry
+
+    calls = run.llm_calls()
+    names = [spec.name for spec in (run.request_tools(calls[0].request) or [])] if calls else []
+    names += served_call_names(run, unbridge)
+    found: dict[str, None] = {}
+    for name in names:
+        entry = registry.get_entry(name)
+        if entry is not None and entry.toolset and entry.toolset != STAND_IN_TOOLSET:
+            found[str(entry.toolset)] = None
+    return list(found)
+
+
 def tool_search_setting(run: Run) -> str:
     """Hermes's ``tools.tool_search.enabled`` for playing ``run``: on when the record's model was offered
     (or called) the Tool Search bridge, else off (a 0.19 record, or Tool Search off while recording): the
@@ -510,7 +525,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     # What this play's Hermes ran with: the record's api mode (or --api's), Tool Search as set above.
     session.recorder.meta({"api_mode": spec["api_mode"], "tool_search": "on" if native_bridge else "off"})
     api = wire.API_OF_MODE[spec["api_mode"]]
-    toolsets = list(spec["toolsets"])
+    # A record that names no toolsets (an import of a Hermes export, another framework's run): the
+    # toolsets of Hermes's own tools it declared or called, so Hermes offers them (delegate_task, ...).
+    toolsets = list(spec["toolsets"]) or own_toolsets(source, unbridge)
     stand_ins = register_stand_ins(source, native_bridge, unbridge=unbridge)
     if unbridge:
         answer_bridge_names_through_middleware()

@@ -412,6 +412,29 @@ def test_fresh_exports_of_the_installed_hermes_import_as_recorded(tmp_path, caps
 @pytest.mark.slow
 @pytest.mark.hermes
 @pytest.mark.parametrize("shape", ["export", "trace"])
+def test_an_imported_delegating_session_plays_offline_on_hermes(tmp_path, capsys, shape):
+    """An export names no toolsets: the play enables the toolsets of the Hermes tools the session used
+    (``delegation`` for ``delegate_task``), so the delegating call is served, not refused. Each version's
+    own export, on the installed Hermes."""
+    from replaykit.adapters.hermes.versions import release
+    from replaykit.testing.hermes_harness import installed_hermes_version
+
+    folder = "0.22" if (release(installed_hermes_version()) or (0, 0)) >= (0, 22) else "0.19"
+    store = tmp_path / "s"
+    entries = _import(EXPORTS / folder / f"subagent.{shape}.jsonl", store, capsys)["runs"]
+    # the parent: the session whose run delegates (a jsonl export holds the child's session too)
+    [entry] = [e for e in entries if "delegate_task" in {c.name for c in Run.load(Path(e["path"])).tool_calls()}]
+    played = _cli("play", entry["path"], "--engine", "hermes", "--offline", "--store", str(store), "--json")
+    assert played.returncode == 0, played.stderr[-2000:]
+    counters = json.loads(played.stdout)["counters"]
+    assert counters["desyncs"] == 0 and counters["provider_calls"] == 0 and counters["served_tool_steps"] == 1, counters
+    diff = _cli("diff", entry["path"], str(store / f"{json.loads(played.stdout)['run_id']}.jsonl"))
+    assert diff.returncode == 0, diff.stdout[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.hermes
+@pytest.mark.parametrize("shape", ["export", "trace"])
 def test_an_imported_export_plays_offline_on_hermes(tmp_path, capsys, shape):
     """Beyond replay: the real Hermes 0.22 plays the imported run offline, every step served (the bridged
     calls as the model made them), and the play equals the import (diff exit 0)."""
