@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from replaykit.core.replay.replay_doc import clip_text
+
+# pure text functions: the same in every environment (run once, in hermes)
+pytestmark = pytest.mark.single_env
 
 
 def _whole(text: str, limit: int) -> str:

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from replaykit.core.trace.run import Run
 from tests.conftest import subprocess_env
 
@@ -39,6 +41,7 @@ while True:
 """
 
 
+@pytest.mark.single_env  # files and signals: the same in every environment (run once, in hermes)
 def test_sigkill_at_random_points_never_loses_acknowledged_events(tmp_path: Path) -> None:
     rng = random.Random(20261130)
     rounds = 25

@@ -42,6 +42,9 @@ from replaykit.exporters import export
 from replaykit.exporters.python_script import render, safe_text, trace_data
 from tests.exporters.script_support import call_main, int_digits_unbounded, make_run, masked, run_script
 
+# the script is stdlib-only: the same in every environment (run once, in hermes)
+pytestmark = pytest.mark.single_env
+
 NASTY = ['"""', "'''", "\\", "\\\\'", "\x00", "\u2028", "\u2029", "\ud800", "\udfff", "\ud83d\ude00", "\r\n",
          "\r", "\x0c", "\x85", "\x7f", "\ufeff", "#", "# -*- coding: latin-1 -*-", "\\N{BULLET}", "\\x41",
          "');import os;os.system('echo pwned')#", '"""\nimport os\n"""', "\\u2028", "{}", "%s", "${x}", "é",

@@ -32,7 +32,8 @@ pytest.importorskip("jinja2")
 sync_api = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed (scripts/test.sh installs it)")
+pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium not installed (scripts/test.sh installs it)"),
+              pytest.mark.single_env]  # Chromium, and starlette/jinja2 pinned alike in both environments
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--no-first-run"]
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "img"
